@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * EROFS on-disk format: the structures and constants Kiln reads and writes.
+ * Written from the format reference (shared/docs/erofs-format.md) and the
+ * kernel's behaviour. Everything on disk is little-endian; these structs are
+ * documentation of the layout and are encoded/decoded field by field with the
+ * helpers in le.h, never memcpy'd, so host endianness does not matter.
+ */
+#ifndef KILN_EROFS_FS_H
+#define KILN_EROFS_FS_H
+
+#include <stdint.h>
+
+#define EROFS_SUPER_OFFSET	1024
+#define EROFS_SUPER_MAGIC	0xE0F5E1E2u
+#define EROFS_SUPER_SIZE	128
+#define EROFS_ISLOT_BITS	5		/* nid unit: 32-byte slots */
+#define EROFS_ISLOT_SIZE	(1u << EROFS_ISLOT_BITS)
+#define EROFS_NULL_ADDR		0xFFFFFFFFu
+#define EROFS_NAME_LEN		255
+#define EROFS_MIN_BLKSZBITS	9
+#define EROFS_MAX_BLKSZBITS	12		/* page size on the targets we boot */
+
+/* feature_compat */
+#define EROFS_FEATURE_COMPAT_SB_CHKSUM	0x00000001
+#define EROFS_FEATURE_COMPAT_MTIME	0x00000002
+
+/* feature_incompat */
+#define EROFS_FEATURE_INCOMPAT_ZERO_PADDING	0x00000001
+#define EROFS_FEATURE_INCOMPAT_COMPR_CFGS	0x00000002
+#define EROFS_FEATURE_INCOMPAT_BIG_PCLUSTER	0x00000002
+#define EROFS_FEATURE_INCOMPAT_CHUNKED_FILE	0x00000004
+#define EROFS_FEATURE_INCOMPAT_ZTAILPACKING	0x00000010
+
+/* Superblock: 128 bytes at byte 1024 of the image. */
+struct erofs_super_block {
+	uint32_t magic;
+	uint32_t checksum;		/* crc32c of [1024, block end), itself zero */
+	uint32_t feature_compat;
+	uint8_t  blkszbits;
+	uint8_t  sb_extslots;
+	uint16_t root_nid;
+	uint64_t inos;
+	uint64_t epoch;			/* mtime of every compact inode */
+	uint32_t fixed_nsec;
+	uint32_t blocks;
+	uint32_t meta_blkaddr;
+	uint32_t xattr_blkaddr;
+	uint8_t  uuid[16];
+	uint8_t  volume_name[16];
+	uint32_t feature_incompat;
+	uint16_t u1;			/* available_compr_algs or lz4_max_distance */
+	uint16_t extra_devices;
+	uint16_t devt_slotoff;
+	uint8_t  dirblkbits;		/* must be 0 */
+	uint8_t  xattr_prefix_count;
+	uint32_t xattr_prefix_start;
+	uint64_t packed_nid;
+	uint8_t  xattr_filter_reserved;
+	uint8_t  reserved[23];
+};
+
+/* i_format: bit 0 version, bits 1-3 data layout; every other bit must be 0. */
+#define EROFS_INODE_LAYOUT_COMPACT	0
+#define EROFS_INODE_LAYOUT_EXTENDED	1
+#define EROFS_I_DATALAYOUT_BIT		1
+
+enum erofs_datalayout {
+	EROFS_INODE_FLAT_PLAIN = 0,
+	EROFS_INODE_COMPRESSED_FULL = 1,
+	EROFS_INODE_FLAT_INLINE = 2,
+	EROFS_INODE_COMPRESSED_COMPACT = 3,
+	EROFS_INODE_CHUNK_BASED = 4,
+};
+
+#define EROFS_INODE_COMPACT_SIZE	32
+#define EROFS_INODE_EXTENDED_SIZE	64
+
+/*
+ * i_u: start block for flat layouts, block count for compressed ones, the
+ * device number (Linux new_encode_dev) for character and block devices.
+ */
+struct erofs_inode_compact {
+	uint16_t i_format;
+	uint16_t i_xattr_icount;
+	uint16_t i_mode;
+	uint16_t i_nlink;
+	uint32_t i_size;
+	uint32_t i_mtime;		/* >= 6.15 only; we always write 0 */
+	uint32_t i_u;
+	uint32_t i_ino;
+	uint16_t i_uid;
+	uint16_t i_gid;
+	uint32_t i_reserved;
+};
+
+struct erofs_inode_extended {
+	uint16_t i_format;
+	uint16_t i_xattr_icount;
+	uint16_t i_mode;
+	uint16_t i_nb;			/* must be 0 without 48BIT */
+	uint64_t i_size;
+	uint32_t i_u;
+	uint32_t i_ino;
+	uint32_t i_uid;
+	uint32_t i_gid;
+	uint64_t i_mtime;
+	uint32_t i_mtime_nsec;
+	uint32_t i_nlink;
+	uint8_t  i_reserved2[16];
+};
+
+/* Directory entry: 12 bytes; names follow the entry array of each block. */
+#define EROFS_DIRENT_SIZE	12
+struct erofs_dirent {
+	uint64_t nid;
+	uint16_t nameoff;		/* offset of the name within the block */
+	uint8_t  file_type;
+	uint8_t  reserved;
+};
+
+enum erofs_file_type {
+	EROFS_FT_UNKNOWN, EROFS_FT_REG_FILE, EROFS_FT_DIR, EROFS_FT_CHRDEV,
+	EROFS_FT_BLKDEV, EROFS_FT_FIFO, EROFS_FT_SOCK, EROFS_FT_SYMLINK,
+};
+
+/*
+ * Extended attributes. An inode's xattr body is a 12-byte header, an array
+ * of 4-byte shared ids, then inline entries. Body size = 12 + 4*(icount-1).
+ */
+#define EROFS_XATTR_IBODY_HEADER_SIZE	12
+#define EROFS_XATTR_ENTRY_SIZE		4	/* header before name and value */
+#define EROFS_XATTR_MAX_SHARED		255
+
+struct erofs_xattr_ibody_header {
+	uint32_t h_name_filter;
+	uint8_t  h_shared_count;
+	uint8_t  h_reserved2[7];
+	/* uint32_t h_shared_xattrs[h_shared_count]; */
+};
+
+struct erofs_xattr_entry {
+	uint8_t  e_name_len;
+	uint8_t  e_name_index;
+	uint16_t e_value_size;
+	/* name, then value; padded to 4 bytes */
+};
+
+enum erofs_xattr_index {
+	EROFS_XATTR_INDEX_USER = 1,
+	EROFS_XATTR_INDEX_POSIX_ACL_ACCESS = 2,
+	EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT = 3,
+	EROFS_XATTR_INDEX_TRUSTED = 4,
+	EROFS_XATTR_INDEX_LUSTRE = 5,
+	EROFS_XATTR_INDEX_SECURITY = 6,
+};
+
+static inline uint32_t erofs_xattr_ibody_size(uint16_t icount)
+{
+	return icount ? EROFS_XATTR_IBODY_HEADER_SIZE + 4u * (icount - 1u) : 0;
+}
+
+static inline uint32_t erofs_xattr_entry_size(uint32_t name_len,
+					      uint32_t value_size)
+{
+	return (EROFS_XATTR_ENTRY_SIZE + name_len + value_size + 3u) & ~3u;
+}
+
+#endif

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The writer's in-memory model of an image: one kiln_inode per EROFS inode
+ * (hard links share one), directories holding their entries sorted the way
+ * EROFS stores them, "." and ".." included.
+ */
+#ifndef KILN_INODE_H
+#define KILN_INODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct kiln_xattr_item;
+
+/* One name/value pair; equal pairs of all inodes share one item. */
+struct kiln_xattr {
+	struct kiln_xattr_item *item;
+};
+
+struct kiln_dentry {
+	char *name;
+	uint16_t namelen;
+	struct kiln_inode *inode;
+};
+
+struct kiln_inode {
+	/* what the source tree says */
+	uint32_t mode;
+	uint32_t uid, gid;
+	int64_t mtime;
+	uint32_t mtime_nsec;
+	uint32_t nlink;			/* names in the image (dirs: 2 + subdirs) */
+	uint64_t size;
+	uint32_t rdev;			/* encoded device number */
+	char *srcpath;			/* first path it was found at */
+	struct timespec src_mtim;	/* to notice a file changing under us */
+	char *symlink;			/* target of a symlink (size bytes) */
+	struct kiln_dentry *dentries;	/* directories: sorted, with . and .. */
+	uint32_t nr_dentries;
+	struct kiln_xattr *xattrs;	/* sorted by name */
+	uint32_t nr_xattrs;
+
+	/* what the layout decides */
+	uint64_t nid;
+	uint32_t ino;
+	uint8_t datalayout;
+	bool extended;
+	uint32_t xattr_isize;		/* bytes of the xattr body */
+	uint8_t nr_shared;		/* leading xattrs that are shared */
+	uint32_t startblk;
+	uint32_t inline_size;		/* tail bytes stored after the xattrs */
+	bool written;			/* hard links: data goes out once */
+};
+
+struct kiln_tree {
+	struct kiln_inode *root;
+	struct kiln_inode **inodes;	/* every inode, in scan order */
+	uint32_t nr_inodes;
+};
+
+static inline bool kiln_is_dot(const struct kiln_dentry *d)
+{
+	return d->name[0] == '.' && (d->namelen == 1 ||
+		(d->namelen == 2 && d->name[1] == '.'));
+}
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libkiln: the small public API the tools are built on. An image is made in
+ * three steps: scan a source tree into inodes (tree.c), lay the inodes out
+ * (layout.c) and write them (writer.c); kiln_mkfs() runs all three.
+ */
+#ifndef KILN_H
+#define KILN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <regex.h>
+
+#define KILN_VERSION "0.1.0"
+
+struct kiln_mkfs_opts {
+	const char *image;		/* output path */
+	const char *source;		/* source directory */
+	unsigned int blkszbits;
+	bool fixed_time;		/* -T / SOURCE_DATE_EPOCH: all mtimes */
+	int64_t timestamp;
+	int uuid_mode;			/* KILN_UUID_* */
+	uint8_t uuid[16];
+	char label[16];
+	bool all_root;
+	int64_t force_uid, force_gid;	/* -1 when unset */
+	const char **exclude_paths;
+	unsigned int nr_exclude_paths;
+	regex_t *exclude_regexes;
+	unsigned int nr_exclude_regexes;
+	int verbosity;			/* 0 quiet, 1 normal, 2+ debug */
+};
+
+enum { KILN_UUID_DERIVED, KILN_UUID_GIVEN, KILN_UUID_RANDOM };
+
+void kiln_mkfs_opts_init(struct kiln_mkfs_opts *o);
+/* Builds the image; on failure prints one line and returns -1. */
+int kiln_mkfs(const struct kiln_mkfs_opts *o);
+
+/* Error reporting shared by the library and the tools. */
+extern const char *kiln_progname;
+void kiln_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void kiln_info(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+extern int kiln_verbosity;
+
+#endif

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "dir.h"
+#include "erofs_fs.h"
+#include "kiln.h"
+#include "layout.h"
+#include "util.h"
+
+#define MAX_OPEN_BLOCKS 128
+
+/*
+ * Metadata allocator: records (inode + xattrs + inline tail) of up to one
+ * block never cross a block boundary, so it keeps a short list of partly
+ * used blocks and puts each record in the first one it fits (first fit).
+ */
+struct meta_alloc {
+	uint32_t blksz;
+	uint64_t end;			/* first byte after all metadata */
+	struct { uint64_t blk; uint32_t used; } open[MAX_OPEN_BLOCKS];
+	unsigned int nr_open;
+};
+
+static void open_block(struct meta_alloc *a, uint64_t blk, uint32_t used)
+{
+	if (used >= a->blksz)
+		return;
+	if (a->nr_open == MAX_OPEN_BLOCKS) {	/* forget the oldest */
+		memmove(&a->open[0], &a->open[1],
+			(MAX_OPEN_BLOCKS - 1) * sizeof(a->open[0]));
+		a->nr_open--;
+	}
+	a->open[a->nr_open].blk = blk;
+	a->open[a->nr_open++].used = used;
+}
+
+/* Contiguous bytes at the end of the metadata, for large records. */
+static uint64_t alloc_tail(struct meta_alloc *a, uint64_t size, bool aligned)
+{
+	uint64_t pos = aligned ? round_up(a->end, a->blksz) : a->end;
+
+	/* the block holding pos is no longer free past pos */
+	for (unsigned int i = a->nr_open; i--;)
+		if (a->open[i].blk >= pos / a->blksz)
+			memmove(&a->open[i], &a->open[i + 1],
+				(--a->nr_open - i) * sizeof(a->open[0]));
+	a->end = round_up(pos + size, EROFS_ISLOT_SIZE);
+	if (a->end % a->blksz)
+		open_block(a, a->end / a->blksz, (uint32_t)(a->end % a->blksz));
+	return pos;
+}
+
+static uint64_t alloc_record(struct meta_alloc *a, uint32_t size)
+{
+	size = (uint32_t)round_up(size, EROFS_ISLOT_SIZE);
+	if (size > a->blksz)
+		return alloc_tail(a, size, true);
+	for (unsigned int i = 0; i < a->nr_open; i++) {
+		uint64_t pos;
+
+		if (a->open[i].used + size > a->blksz)
+			continue;
+		pos = a->open[i].blk * a->blksz + a->open[i].used;
+		a->open[i].used += size;
+		if (a->open[i].used == a->blksz)
+			memmove(&a->open[i], &a->open[i + 1],
+				(--a->nr_open - i) * sizeof(a->open[0]));
+		if (pos + size > a->end)
+			a->end = pos + size;
+		return pos;
+	}
+	return alloc_tail(a, size, true);
+}
+
+uint32_t kiln_inode_isize(const struct kiln_inode *in)
+{
+	return in->extended ? EROFS_INODE_EXTENDED_SIZE :
+			      EROFS_INODE_COMPACT_SIZE;
+}
+
+static bool has_blocks(const struct kiln_inode *in)
+{
+	return S_ISREG(in->mode) || S_ISDIR(in->mode) || S_ISLNK(in->mode);
+}
+
+static int mtime_cmp(const void *pa, const void *pb)
+{
+	const struct kiln_inode *a = *(struct kiln_inode * const *)pa;
+	const struct kiln_inode *b = *(struct kiln_inode * const *)pb;
+
+	if (a->mtime != b->mtime)
+		return a->mtime < b->mtime ? -1 : 1;
+	return a->mtime_nsec < b->mtime_nsec ? -1 : a->mtime_nsec > b->mtime_nsec;
+}
+
+/*
+ * Compact inodes carry no mtime of their own: they all show the superblock
+ * epoch. Picking the most common mtime as epoch makes the most of them.
+ */
+static void choose_epoch(struct kiln_tree *t, struct kiln_layout *l)
+{
+	struct kiln_inode **v = xmalloc(t->nr_inodes * sizeof(*v));
+	uint32_t best = 0, run = 0;
+
+	memcpy(v, t->inodes, t->nr_inodes * sizeof(*v));
+	qsort(v, t->nr_inodes, sizeof(*v), mtime_cmp);
+	l->epoch = 0;
+	l->fixed_nsec = 0;
+	for (uint32_t i = 0; i < t->nr_inodes; i++) {
+		run = i && !mtime_cmp(&v[i], &v[i - 1]) ? run + 1 : 1;
+		if (run > best && v[i]->mtime >= 0) {
+			best = run;
+			l->epoch = (uint64_t)v[i]->mtime;
+			l->fixed_nsec = v[i]->mtime_nsec;
+		}
+	}
+	free(v);
+}
+
+static void prepare_inode(struct kiln_inode *in, const struct kiln_layout *l)
+{
+	if (S_ISDIR(in->mode))
+		in->size = kiln_dir_size(in, l->blksz);
+	in->extended = in->uid > UINT16_MAX || in->gid > UINT16_MAX ||
+		       in->nlink > UINT16_MAX || in->size > UINT32_MAX ||
+		       in->mtime < 0 || (uint64_t)in->mtime != l->epoch ||
+		       in->mtime_nsec != l->fixed_nsec;
+}
+
+/* Directory by directory, each one's children together (locality). */
+static void order_inodes(struct kiln_tree *t, struct kiln_layout *l)
+{
+	uint32_t head = 0;
+
+	l->order = xmalloc(t->nr_inodes * sizeof(*l->order));
+	l->order[l->nr++] = t->root;
+	t->root->written = true;	/* reused as "already ordered" */
+	while (head < l->nr) {
+		struct kiln_inode *dir = l->order[head++];
+
+		for (uint32_t i = 0; i < dir->nr_dentries; i++) {
+			struct kiln_inode *c = dir->dentries[i].inode;
+
+			if (kiln_is_dot(&dir->dentries[i]) || c->written)
+				continue;
+			c->written = true;
+			l->order[l->nr++] = c;
+		}
+	}
+	for (uint32_t i = 0; i < l->nr; i++)
+		l->order[i]->written = false;
+}
+
+static void place_inode(struct meta_alloc *a, struct kiln_inode *in)
+{
+	uint32_t base = kiln_inode_isize(in) + in->xattr_isize;
+	uint32_t tail = has_blocks(in) ? (uint32_t)(in->size % a->blksz) : 0;
+	uint64_t pos;
+
+	in->datalayout = EROFS_INODE_FLAT_PLAIN;
+	in->inline_size = 0;
+	if (tail && base + tail <= a->blksz) {
+		in->datalayout = EROFS_INODE_FLAT_INLINE;
+		in->inline_size = tail;
+	}
+	pos = alloc_record(a, base + in->inline_size);
+	in->nid = pos >> EROFS_ISLOT_BITS;
+}
+
+static int assign_blocks(struct kiln_layout *l)
+{
+	uint64_t next = l->meta_blocks;
+
+	for (uint32_t i = 0; i < l->nr; i++) {
+		struct kiln_inode *in = l->order[i];
+		uint64_t n;
+
+		in->ino = i + 1;
+		if (!has_blocks(in))
+			continue;
+		n = in->datalayout == EROFS_INODE_FLAT_INLINE ?
+		    in->size / l->blksz : (in->size + l->blksz - 1) / l->blksz;
+		in->startblk = n ? (uint32_t)next :
+			       in->inline_size ? EROFS_NULL_ADDR : 0;
+		next += n;
+		if (next > UINT32_MAX) {
+			kiln_err("image too large for 32-bit block addresses");
+			return -1;
+		}
+	}
+	l->total_blocks = (uint32_t)next;
+	return 0;
+}
+
+int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
+		unsigned int blkszbits, struct kiln_layout *l)
+{
+	struct meta_alloc a = { .blksz = 1u << blkszbits };
+
+	memset(l, 0, sizeof(*l));
+	l->blkszbits = blkszbits;
+	l->blksz = 1u << blkszbits;
+	choose_epoch(t, l);
+	for (uint32_t i = 0; i < t->nr_inodes; i++)
+		prepare_inode(t->inodes[i], l);
+	order_inodes(t, l);
+
+	/* metadata starts right after the superblock; root first (16-bit nid) */
+	a.end = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE;
+	open_block(&a, a.end / l->blksz, (uint32_t)(a.end % l->blksz));
+	place_inode(&a, l->order[0]);
+	if (pool->size) {
+		l->pool_pos = alloc_tail(&a, pool->size, false);
+		kiln_xattr_pool_place(pool, l->pool_pos);
+	}
+	for (uint32_t i = 1; i < l->nr; i++)
+		place_inode(&a, l->order[i]);
+	if (t->root->nid > UINT16_MAX) {
+		kiln_err("root inode nid %llu does not fit 16 bits",
+			 (unsigned long long)t->root->nid);
+		return -1;
+	}
+	l->meta_blocks = (uint32_t)((a.end + l->blksz - 1) / l->blksz);
+	return assign_blocks(l);
+}
+
+void kiln_layout_free(struct kiln_layout *l)
+{
+	free(l->order);
+	l->order = NULL;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layout: decides where everything goes before a byte is written. The
+ * metadata area (superblock, inodes with their xattrs and inline tails, the
+ * shared xattr pool) fills blocks from the start of the image; data blocks
+ * follow it. All decisions depend only on the tree, so the image is
+ * reproducible.
+ */
+#ifndef KILN_LAYOUT_H
+#define KILN_LAYOUT_H
+
+#include "inode.h"
+#include "kiln.h"
+#include "xattr.h"
+
+struct kiln_layout {
+	unsigned int blkszbits;
+	uint32_t blksz;
+	uint64_t epoch;			/* mtime of compact inodes */
+	uint32_t fixed_nsec;
+	uint64_t pool_pos;		/* byte offset of the shared xattr pool */
+	uint32_t meta_blocks;		/* blocks [0, meta_blocks) hold metadata */
+	uint32_t total_blocks;
+	struct kiln_inode **order;	/* inodes in nid order, root first */
+	uint32_t nr;
+};
+
+int kiln_layout(struct kiln_tree *tree, struct kiln_xattr_pool *pool,
+		unsigned int blkszbits, struct kiln_layout *l);
+void kiln_layout_free(struct kiln_layout *l);
+uint32_t kiln_inode_isize(const struct kiln_inode *in);
+
+#endif

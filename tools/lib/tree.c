@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Walks the source directory with lstat (never following symlinks) and
+ * builds one kiln_inode per file; hard links found inside the tree share
+ * one inode, and link counts are those of the image, not of the source.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "erofs_fs.h"
+#include "ondisk.h"
+#include "tree.h"
+#include "util.h"
+#include "xattr.h"
+
+struct link_slot {
+	dev_t dev;
+	ino_t ino;
+	struct kiln_inode *inode;
+};
+
+struct scan {
+	const struct kiln_mkfs_opts *o;
+	struct kiln_tree *tree;
+	size_t srclen;			/* strlen(source): relpath offset */
+	struct link_slot *links;	/* open-addressed (dev, ino) table */
+	size_t links_cap, links_used;
+};
+
+static size_t link_hash(dev_t dev, ino_t ino, size_t cap)
+{
+	uint64_t h = (uint64_t)ino * 0x9E3779B97F4A7C15ull ^ (uint64_t)dev;
+
+	return (size_t)(h ^ (h >> 29)) & (cap - 1);
+}
+
+static struct link_slot *link_find(struct scan *s, dev_t dev, ino_t ino)
+{
+	size_t i = link_hash(dev, ino, s->links_cap);
+
+	while (s->links[i].inode &&
+	       (s->links[i].dev != dev || s->links[i].ino != ino))
+		i = (i + 1) & (s->links_cap - 1);
+	return &s->links[i];
+}
+
+static void link_grow(struct scan *s)
+{
+	struct link_slot *old = s->links;
+	size_t oldcap = s->links_cap;
+
+	s->links_cap = oldcap ? oldcap * 2 : 256;
+	s->links = xcalloc(s->links_cap, sizeof(*s->links));
+	for (size_t i = 0; i < oldcap; i++)
+		if (old[i].inode)
+			*link_find(s, old[i].dev, old[i].ino) = old[i];
+	free(old);
+}
+
+static struct kiln_inode *new_inode(struct scan *s, const char *path,
+				    const struct stat *st)
+{
+	const struct kiln_mkfs_opts *o = s->o;
+	struct kiln_tree *t = s->tree;
+	struct kiln_inode *in = xcalloc(1, sizeof(*in));
+
+	in->mode = st->st_mode;
+	in->uid = o->all_root ? 0 : st->st_uid;
+	in->gid = o->all_root ? 0 : st->st_gid;
+	if (o->force_uid >= 0)
+		in->uid = (uint32_t)o->force_uid;
+	if (o->force_gid >= 0)
+		in->gid = (uint32_t)o->force_gid;
+	in->mtime = o->fixed_time ? o->timestamp : st->st_mtim.tv_sec;
+	in->mtime_nsec = o->fixed_time ? 0 : (uint32_t)st->st_mtim.tv_nsec;
+	in->src_mtim = st->st_mtim;
+	in->nlink = 1;
+	in->srcpath = xstrdup(path);
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+		in->rdev = erofs_encode_dev(major(st->st_rdev),
+					    minor(st->st_rdev));
+	if (!(t->nr_inodes & (t->nr_inodes - 1)))
+		t->inodes = xrealloc(t->inodes, (t->nr_inodes ? t->nr_inodes * 2
+					: 1) * sizeof(*t->inodes));
+	t->inodes[t->nr_inodes++] = in;
+	return in;
+}
+
+static int read_symlink(struct kiln_inode *in, const struct stat *st)
+{
+	size_t cap = (size_t)st->st_size + 1;
+	ssize_t n;
+
+	in->symlink = xmalloc(cap);
+	n = readlink(in->srcpath, in->symlink, cap);
+	if (n < 0 || (size_t)n >= cap) {
+		kiln_err("%s: cannot read symlink: %s", in->srcpath,
+			 n < 0 ? strerror(errno) : "changed while reading");
+		return -1;
+	}
+	in->size = (uint64_t)n;
+	return 0;
+}
+
+static bool excluded(const struct scan *s, const char *path)
+{
+	const char *rel = path + s->srclen + 1;
+
+	for (unsigned int i = 0; i < s->o->nr_exclude_paths; i++)
+		if (!strcmp(rel, s->o->exclude_paths[i]))
+			return true;
+	for (unsigned int i = 0; i < s->o->nr_exclude_regexes; i++)
+		if (!regexec(&s->o->exclude_regexes[i], rel, 0, NULL, 0))
+			return true;
+	return false;
+}
+
+static int scan_dir(struct scan *s, struct kiln_inode *dir,
+		    struct kiln_inode *parent);
+
+/* Returns the inode for path, new or (for a hard link) already seen. */
+static struct kiln_inode *scan_one(struct scan *s, const char *path,
+				   struct kiln_inode *parent)
+{
+	struct kiln_inode *in;
+	struct link_slot *slot = NULL;
+	struct stat st;
+
+	if (lstat(path, &st)) {
+		kiln_err("%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
+		if (s->links_used * 2 >= s->links_cap)
+			link_grow(s);
+		slot = link_find(s, st.st_dev, st.st_ino);
+		if (slot->inode) {
+			slot->inode->nlink++;
+			return slot->inode;
+		}
+	}
+	in = new_inode(s, path, &st);
+	if (slot) {
+		*slot = (struct link_slot){ st.st_dev, st.st_ino, in };
+		s->links_used++;
+	}
+	if (kiln_xattrs_read(path, in))
+		return NULL;
+	if (S_ISREG(st.st_mode))
+		in->size = (uint64_t)st.st_size;
+	else if (S_ISLNK(st.st_mode) && read_symlink(in, &st))
+		return NULL;
+	else if (S_ISDIR(st.st_mode) && scan_dir(s, in, parent))
+		return NULL;
+	return in;
+}
+
+static int dentry_cmp(const void *pa, const void *pb)
+{
+	const struct kiln_dentry *a = pa, *b = pb;
+	int r = memcmp(a->name, b->name, a->namelen < b->namelen ?
+		       a->namelen : b->namelen);
+
+	return r ? r : (int)a->namelen - (int)b->namelen;
+}
+
+void kiln_dentries_sort(struct kiln_dentry *d, uint32_t n)
+{
+	qsort(d, n, sizeof(*d), dentry_cmp);
+}
+
+static void add_dentry(struct kiln_inode *dir, const char *name,
+		       struct kiln_inode *in)
+{
+	struct kiln_dentry *d;
+
+	dir->dentries = xrealloc(dir->dentries, (dir->nr_dentries + 1) *
+				 sizeof(*dir->dentries));
+	d = &dir->dentries[dir->nr_dentries++];
+	d->name = xstrdup(name);
+	d->namelen = (uint16_t)strlen(name);
+	d->inode = in;
+}
+
+/* Reads all names first so no directory stays open while we recurse. */
+static char **read_names(const char *path, size_t *count)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0;
+
+	if (!d) {
+		kiln_err("%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	errno = 0;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		names = xrealloc(names, (n + 1) * sizeof(*names));
+		names[n++] = xstrdup(de->d_name);
+	}
+	if (errno) {
+		kiln_err("%s: %s", path, strerror(errno));
+		closedir(d);
+		while (n)
+			free(names[--n]);
+		free(names);
+		return NULL;
+	}
+	closedir(d);
+	*count = n;
+	return names ? names : xcalloc(1, sizeof(*names));
+}
+
+static int scan_dir(struct scan *s, struct kiln_inode *dir,
+		    struct kiln_inode *parent)
+{
+	size_t n = 0, i;
+	char **names = read_names(dir->srcpath, &n);
+	int ret = 0;
+
+	if (!names)
+		return -1;
+	dir->nlink = 2;
+	for (i = 0; i < n && !ret; i++) {
+		char *path = path_join(dir->srcpath, names[i]);
+		struct kiln_inode *in;
+
+		if (strlen(names[i]) > EROFS_NAME_LEN) {
+			kiln_err("%s: name longer than %d bytes", path,
+				 EROFS_NAME_LEN);
+			ret = -1;
+		} else if (!excluded(s, path)) {
+			in = scan_one(s, path, dir);
+			if (!in)
+				ret = -1;
+			else
+				add_dentry(dir, names[i], in);
+			if (in && S_ISDIR(in->mode))
+				dir->nlink++;
+		}
+		free(path);
+	}
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	add_dentry(dir, ".", dir);
+	add_dentry(dir, "..", parent ? parent : dir);
+	kiln_dentries_sort(dir->dentries, dir->nr_dentries);
+	return ret;
+}
+
+int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
+{
+	struct scan s = { .o = o, .tree = tree };
+	struct stat st;
+	char *src = xstrdup(o->source);
+	size_t len = strlen(src);
+
+	memset(tree, 0, sizeof(*tree));
+	while (len > 1 && src[len - 1] == '/')
+		src[--len] = '\0';
+	s.srclen = len;
+	if (stat(src, &st)) {
+		kiln_err("%s: %s", src, strerror(errno));
+	} else if (!S_ISDIR(st.st_mode)) {
+		kiln_err("%s: not a directory", src);
+	} else {
+		tree->root = scan_one(&s, src, NULL);
+	}
+	free(src);
+	free(s.links);
+	return tree->root ? 0 : -1;
+}
+
+void kiln_tree_free(struct kiln_tree *tree)
+{
+	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
+		struct kiln_inode *in = tree->inodes[i];
+
+		for (uint32_t k = 0; k < in->nr_dentries; k++)
+			free(in->dentries[k].name);
+		free(in->dentries);
+		free(in->srcpath);
+		free(in->symlink);
+		free(in);
+	}
+	free(tree->inodes);
+	memset(tree, 0, sizeof(*tree));
+}
+

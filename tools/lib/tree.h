@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/* Scanning a source directory into the in-memory inode tree. */
+#ifndef KILN_TREE_H
+#define KILN_TREE_H
+
+#include "inode.h"
+#include "kiln.h"
+
+int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree);
+void kiln_tree_free(struct kiln_tree *tree);
+/* Sorts a directory's entries in EROFS order (bytewise, shorter first). */
+void kiln_dentries_sort(struct kiln_dentry *d, uint32_t n);
+
+#endif

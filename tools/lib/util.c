@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "kiln.h"
+#include "util.h"
+
+const char *kiln_progname = "kiln";
+int kiln_verbosity = 1;
+
+void kiln_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", kiln_progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void kiln_info(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (kiln_verbosity < level)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Out of memory is not an input error we can report usefully: stop. */
+static void *oom(void *p)
+{
+	if (!p) {
+		kiln_err("out of memory");
+		exit(1);
+	}
+	return p;
+}
+
+void *xmalloc(size_t n) { return oom(malloc(n ? n : 1)); }
+void *xcalloc(size_t n, size_t size) { return oom(calloc(n ? n : 1, size ? size : 1)); }
+void *xrealloc(void *p, size_t n) { return oom(realloc(p, n ? n : 1)); }
+char *xstrdup(const char *s) { return oom(strdup(s)); }
+
+char *path_join(const char *dir, const char *name)
+{
+	size_t a = strlen(dir), b = strlen(name);
+	char *p = xmalloc(a + b + 2);
+
+	memcpy(p, dir, a);
+	p[a] = '/';
+	memcpy(p + a + 1, name, b + 1);
+	return p;
+}
+
+int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = ENOSPC;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Reads until len bytes or end of file; returns the count read or -1. */
+ssize_t pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, p + done, len - done, (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal helpers: allocation that cannot fail quietly, I/O loops. */
+#ifndef KILN_UTIL_H
+#define KILN_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *path_join(const char *dir, const char *name);
+
+/* Full pread/pwrite; return 0 or -1 with errno set (EIO on a short read). */
+int pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
+ssize_t pread_all(int fd, void *buf, size_t len, uint64_t off);
+
+static inline uint64_t round_up(uint64_t v, uint64_t align)
+{
+	return (v + align - 1) / align * align;
+}
+
+#endif

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/xattr.h>
+#include "erofs_fs.h"
+#include "kiln.h"
+#include "le.h"
+#include "ondisk.h"
+#include "util.h"
+#include "xattr.h"
+
+static const struct {
+	const char *prefix;
+	uint8_t index;
+	bool whole;			/* the prefix is the full name */
+} prefixes[] = {
+	{ "user.", EROFS_XATTR_INDEX_USER, false },
+	{ "trusted.", EROFS_XATTR_INDEX_TRUSTED, false },
+	{ "security.", EROFS_XATTR_INDEX_SECURITY, false },
+	{ "system.posix_acl_access", EROFS_XATTR_INDEX_POSIX_ACL_ACCESS, true },
+	{ "system.posix_acl_default", EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT, true },
+};
+
+static int match_prefix(const char *name, const char **rest)
+{
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t n = strlen(prefixes[i].prefix);
+
+		if (strncmp(name, prefixes[i].prefix, n))
+			continue;
+		if (prefixes[i].whole && name[n])
+			continue;
+		*rest = name + n;
+		return prefixes[i].index;
+	}
+	return -1;
+}
+
+static struct kiln_xattr_item *item_new(const char *path, const char *name)
+{
+	const char *rest;
+	int index = match_prefix(name, &rest);
+	struct kiln_xattr_item *it;
+	ssize_t len;
+
+	if (index < 0) {
+		kiln_info(1, "%s: warning: xattr %s has no EROFS prefix, skipped",
+			  path, name);
+		return NULL;
+	}
+	if (strlen(rest) > EROFS_NAME_LEN) {
+		kiln_err("%s: xattr name too long: %s", path, name);
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	len = lgetxattr(path, name, NULL, 0);
+	if (len < 0 || len > UINT16_MAX) {
+		kiln_err("%s: cannot read xattr %s: %s", path, name,
+			 len < 0 ? strerror(errno) : "value too large");
+		errno = EIO;
+		return NULL;
+	}
+	it = xcalloc(1, sizeof(*it));
+	it->index = (uint8_t)index;
+	it->name_len = (uint8_t)strlen(rest);
+	it->name = xstrdup(rest);
+	it->refs = 1;
+	it->value = xmalloc((size_t)len);
+	len = lgetxattr(path, name, it->value, (size_t)len);
+	if (len < 0) {
+		kiln_err("%s: cannot read xattr %s: %s", path, name,
+			 strerror(errno));
+		free(it->name);
+		free(it->value);
+		free(it);
+		errno = EIO;
+		return NULL;
+	}
+	it->value_size = (uint16_t)len;
+	return it;
+}
+
+static int list_names(const char *path, char **out, ssize_t *outlen)
+{
+	ssize_t len = llistxattr(path, NULL, 0);
+
+	*out = NULL;
+	*outlen = 0;
+	if (len < 0 && (errno == ENOTSUP || errno == ENODATA))
+		return 0;
+	if (len <= 0)
+		return len < 0 ? (kiln_err("%s: cannot list xattrs: %s", path,
+					   strerror(errno)), -1) : 0;
+	*out = xmalloc((size_t)len);
+	*outlen = llistxattr(path, *out, (size_t)len);
+	if (*outlen < 0) {
+		kiln_err("%s: cannot list xattrs: %s", path, strerror(errno));
+		free(*out);
+		return -1;
+	}
+	return 0;
+}
+
+int kiln_xattrs_read(const char *path, struct kiln_inode *inode)
+{
+	char *names;
+	ssize_t len;
+
+	if (list_names(path, &names, &len))
+		return -1;
+	for (char *n = names; n && n < names + len; n += strlen(n) + 1) {
+		struct kiln_xattr_item *it = item_new(path, n);
+
+		if (!it) {
+			if (errno == EIO || errno == ENAMETOOLONG) {
+				free(names);
+				return -1;
+			}
+			continue;
+		}
+		inode->xattrs = xrealloc(inode->xattrs, (inode->nr_xattrs + 1) *
+					 sizeof(*inode->xattrs));
+		inode->xattrs[inode->nr_xattrs++].item = it;
+	}
+	free(names);
+	return 0;
+}
+
+static int item_cmp(const struct kiln_xattr_item *a,
+		    const struct kiln_xattr_item *b)
+{
+	int r;
+
+	if (a->index != b->index)
+		return a->index < b->index ? -1 : 1;
+	r = strcmp(a->name, b->name);
+	if (r)
+		return r;
+	if (a->value_size != b->value_size)
+		return a->value_size < b->value_size ? -1 : 1;
+	return memcmp(a->value, b->value, a->value_size);
+}
+
+static int slot_cmp(const void *pa, const void *pb)
+{
+	const struct kiln_xattr *a = *(struct kiln_xattr * const *)pa;
+	const struct kiln_xattr *b = *(struct kiln_xattr * const *)pb;
+
+	return item_cmp(a->item, b->item);
+}
+
+/* Shared first (they are referenced by id), then by name: deterministic. */
+static int inode_order_cmp(const void *pa, const void *pb)
+{
+	const struct kiln_xattr *a = pa, *b = pb;
+
+	if (a->item->shared != b->item->shared)
+		return a->item->shared ? -1 : 1;
+	return item_cmp(a->item, b->item);
+}
+
+static void item_free(struct kiln_xattr_item *it)
+{
+	free(it->name);
+	free(it->value);
+	free(it);
+}
+
+/* Points every slot holding an equal pair at one item and counts users. */
+static void merge_equal(struct kiln_xattr **slots, size_t n)
+{
+	size_t i = 0;
+
+	qsort(slots, n, sizeof(*slots), slot_cmp);
+	while (i < n) {
+		struct kiln_xattr_item *canon = slots[i]->item;
+		size_t j = i + 1;
+
+		canon->refs = 1;
+		for (; j < n && !item_cmp(slots[j]->item, canon); j++) {
+			item_free(slots[j]->item);
+			slots[j]->item = canon;
+			canon->refs++;
+		}
+		i = j;
+	}
+}
+
+static void inode_finish(struct kiln_inode *inode)
+{
+	uint32_t size = EROFS_XATTR_IBODY_HEADER_SIZE;
+
+	if (inode->nr_xattrs > 1)
+		qsort(inode->xattrs, inode->nr_xattrs,
+		      sizeof(*inode->xattrs), inode_order_cmp);
+	inode->nr_shared = 0;
+	for (uint32_t i = 0; i < inode->nr_xattrs; i++) {
+		struct kiln_xattr_item *it = inode->xattrs[i].item;
+
+		if (it->shared && inode->nr_shared < EROFS_XATTR_MAX_SHARED &&
+		    i == inode->nr_shared) {
+			inode->nr_shared++;
+			size += 4;
+		} else {
+			size += erofs_xattr_entry_size(it->name_len,
+						       it->value_size);
+		}
+	}
+	inode->xattr_isize = inode->nr_xattrs ? size : 0;
+}
+
+int kiln_xattrs_share(struct kiln_tree *tree, struct kiln_xattr_pool *pool)
+{
+	struct kiln_xattr **slots;
+	size_t n = 0;
+
+	memset(pool, 0, sizeof(*pool));
+	for (uint32_t i = 0; i < tree->nr_inodes; i++)
+		n += tree->inodes[i]->nr_xattrs;
+	slots = xmalloc(n * sizeof(*slots));
+	n = 0;
+	for (uint32_t i = 0; i < tree->nr_inodes; i++)
+		for (uint32_t k = 0; k < tree->inodes[i]->nr_xattrs; k++)
+			slots[n++] = &tree->inodes[i]->xattrs[k];
+	merge_equal(slots, n);
+
+	/* slots are sorted, so the pool comes out in a stable order */
+	pool->items = xmalloc(n * sizeof(*pool->items));
+	for (size_t i = 0; i < n; i++) {
+		struct kiln_xattr_item *it = slots[i]->item;
+
+		if (it->refs < 2 || it->shared)
+			continue;
+		it->shared = true;
+		pool->items[pool->nr_items++] = it;
+		pool->size += erofs_xattr_entry_size(it->name_len,
+						     it->value_size);
+	}
+	free(slots);
+	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
+		struct kiln_inode *inode = tree->inodes[i];
+
+		inode_finish(inode);
+		if (inode->xattr_isize > erofs_xattr_ibody_size(UINT16_MAX)) {
+			kiln_err("%s: extended attributes too large for EROFS",
+				 inode->srcpath);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void kiln_xattr_pool_place(struct kiln_xattr_pool *pool, uint64_t pos)
+{
+	for (uint32_t i = 0; i < pool->nr_items; i++) {
+		struct kiln_xattr_item *it = pool->items[i];
+
+		it->shared_id = (uint32_t)(pos / 4);
+		pos += erofs_xattr_entry_size(it->name_len, it->value_size);
+	}
+}
+
+void kiln_xattr_pool_encode(const struct kiln_xattr_pool *pool, uint8_t *out)
+{
+	for (uint32_t i = 0; i < pool->nr_items; i++) {
+		const struct kiln_xattr_item *it = pool->items[i];
+
+		out += erofs_xattr_entry_encode(out, it->index, it->name,
+						it->name_len, it->value,
+						it->value_size);
+	}
+}
+
+void kiln_xattr_ibody_encode(const struct kiln_inode *inode, uint8_t *out)
+{
+	uint8_t *p = out + EROFS_XATTR_IBODY_HEADER_SIZE;
+
+	memset(out, 0, EROFS_XATTR_IBODY_HEADER_SIZE);
+	out[4] = inode->nr_shared;
+	for (uint32_t i = 0; i < inode->nr_xattrs; i++) {
+		const struct kiln_xattr_item *it = inode->xattrs[i].item;
+
+		if (i < inode->nr_shared) {
+			put_le32(p, it->shared_id);
+			p += 4;
+		} else {
+			p += erofs_xattr_entry_encode(p, it->index, it->name,
+						      it->name_len, it->value,
+						      it->value_size);
+		}
+	}
+}
+
+void kiln_xattrs_free(struct kiln_tree *tree, struct kiln_xattr_pool *pool)
+{
+	/* after merging, every item is owned by the first slot pointing at it */
+	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
+		struct kiln_inode *inode = tree->inodes[i];
+
+		for (uint32_t k = 0; k < inode->nr_xattrs; k++) {
+			struct kiln_xattr_item *it = inode->xattrs[k].item;
+
+			if (--it->refs == 0)
+				item_free(it);
+		}
+		free(inode->xattrs);
+		inode->xattrs = NULL;
+		inode->nr_xattrs = 0;
+	}
+	free(pool->items);
+	pool->items = NULL;
+}

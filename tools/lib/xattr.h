@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Extended attributes: read from the source, deduplicated across the tree,
+ * split into the shared pool (pairs used by two or more inodes, stored once
+ * and referenced by a 4-byte id) and per-inode inline entries.
+ */
+#ifndef KILN_XATTR_H
+#define KILN_XATTR_H
+
+#include "inode.h"
+
+struct kiln_xattr_item {
+	uint8_t index;			/* EROFS_XATTR_INDEX_* */
+	uint8_t name_len;		/* stored name: full name minus prefix */
+	uint16_t value_size;
+	char *name;
+	uint8_t *value;
+	uint32_t refs;			/* inodes using this pair */
+	uint32_t shared_id;		/* valid when shared */
+	bool shared;
+};
+
+struct kiln_xattr_pool {
+	struct kiln_xattr_item **items;	/* shared items in id order */
+	uint32_t nr_items;
+	uint32_t size;			/* bytes of the pool */
+};
+
+/* Reads the xattrs of one source path (not following symlinks). */
+int kiln_xattrs_read(const char *path, struct kiln_inode *inode);
+
+/*
+ * Merges equal pairs of all inodes, picks the shared ones and orders each
+ * inode's list (shared first, then inline) and sets xattr_isize.
+ */
+int kiln_xattrs_share(struct kiln_tree *tree, struct kiln_xattr_pool *pool);
+
+/* Assigns pool ids once the pool's byte position in the image is known. */
+void kiln_xattr_pool_place(struct kiln_xattr_pool *pool, uint64_t pos);
+void kiln_xattr_pool_encode(const struct kiln_xattr_pool *pool, uint8_t *out);
+void kiln_xattr_ibody_encode(const struct kiln_inode *inode, uint8_t *out);
+void kiln_xattrs_free(struct kiln_tree *tree, struct kiln_xattr_pool *pool);
+
+#endif

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mkfs.erofs: command line front end. Option names follow erofs-utils'
+ * mkfs.erofs so existing build scripts keep working.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kiln.h"
+
+enum {
+	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_EXCLUDE_PATH,
+	OPT_EXCLUDE_REGEX, OPT_QUIET, OPT_HELP, OPT_VERSION,
+};
+
+static const struct option long_opts[] = {
+	{ "all-root", no_argument, NULL, OPT_ALL_ROOT },
+	{ "force-uid", required_argument, NULL, OPT_FORCE_UID },
+	{ "force-gid", required_argument, NULL, OPT_FORCE_GID },
+	{ "exclude-path", required_argument, NULL, OPT_EXCLUDE_PATH },
+	{ "exclude-regex", required_argument, NULL, OPT_EXCLUDE_REGEX },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ 0 }
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: mkfs.erofs [OPTIONS] IMAGE SOURCE_DIR\n"
+"Make an EROFS image of SOURCE_DIR.\n\n"
+"  -b SIZE              block size in bytes, 512..4096 (default 4096)\n"
+"  -d LEVEL             debug level (0 quiet .. 9)\n"
+"  -L LABEL             volume label (at most 15 bytes)\n"
+"  -T SECONDS           set every timestamp to SECONDS (also from\n"
+"                       SOURCE_DATE_EPOCH when -T is not given)\n"
+"  -U UUID              volume UUID, or 'random', or 'clear';\n"
+"                       default: derived from the image metadata\n"
+"  --all-root           make every file owned by root\n"
+"  --force-uid=UID      set every file's owner to UID\n"
+"  --force-gid=GID      set every file's group to GID\n"
+"  --exclude-path=PATH  leave out PATH (relative to SOURCE_DIR)\n"
+"  --exclude-regex=RE   leave out paths matching the extended regex RE\n"
+"  --quiet              print errors only\n"
+"  --help               show this help\n"
+"  --version            show the version\n");
+}
+
+static int parse_u64(const char *s, unsigned long long max,
+		     unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	return errno || end == s || *end || *s == '-' || *out > max ? -1 : 0;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static int parse_uuid(const char *s, struct kiln_mkfs_opts *o)
+{
+	int n = 0;
+
+	if (!strcmp(s, "random")) {
+		o->uuid_mode = KILN_UUID_RANDOM;
+		return 0;
+	}
+	o->uuid_mode = KILN_UUID_GIVEN;
+	memset(o->uuid, 0, 16);
+	if (!strcmp(s, "clear"))
+		return 0;
+	for (; *s && n < 32; s++) {
+		int v = hexval(*s);
+
+		if (*s == '-' && (n == 8 || n == 12 || n == 16 || n == 20))
+			continue;
+		if (v < 0)
+			return -1;
+		o->uuid[n / 2] |= (uint8_t)(v << (n % 2 ? 0 : 4));
+		n++;
+	}
+	return n == 32 && !*s ? 0 : -1;
+}
+
+static char *strip_slashes(char *p)
+{
+	size_t n;
+
+	while (*p == '/')
+		p++;
+	n = strlen(p);
+	while (n && p[n - 1] == '/')
+		p[--n] = '\0';
+	return p;
+}
+
+static int bad(const char *what, const char *arg)
+{
+	kiln_err("invalid %s: '%s' (try --help)", what, arg);
+	return -1;
+}
+
+static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
+{
+	unsigned long long v;
+
+	switch (c) {
+	case 'b':
+		if (parse_u64(arg, 4096, &v) || v < 512 || (v & (v - 1)))
+			return bad("block size", arg);
+		o->blkszbits = (unsigned int)__builtin_ctzll(v);
+		return 0;
+	case 'd':
+		if (parse_u64(arg, 9, &v))
+			return bad("debug level", arg);
+		o->verbosity = (int)v;
+		return 0;
+	case 'L':
+		if (strlen(arg) >= sizeof(o->label))
+			return bad("label (at most 15 bytes)", arg);
+		strcpy(o->label, arg);
+		return 0;
+	case 'T':
+		if (parse_u64(arg, INT64_MAX, &v))
+			return bad("timestamp", arg);
+		o->fixed_time = true;
+		o->timestamp = (int64_t)v;
+		return 0;
+	case 'U':
+		return parse_uuid(arg, o) ? bad("UUID", arg) : 0;
+	case OPT_ALL_ROOT:
+		o->all_root = true;
+		return 0;
+	case OPT_FORCE_UID:
+	case OPT_FORCE_GID:
+		if (parse_u64(arg, UINT32_MAX, &v))
+			return bad(c == OPT_FORCE_UID ? "uid" : "gid", arg);
+		*(c == OPT_FORCE_UID ? &o->force_uid : &o->force_gid) =
+			(int64_t)v;
+		return 0;
+	case OPT_EXCLUDE_PATH:
+		o->exclude_paths = realloc(o->exclude_paths,
+			(o->nr_exclude_paths + 1) * sizeof(*o->exclude_paths));
+		if (!o->exclude_paths)
+			return bad("exclude path (out of memory)", arg);
+		o->exclude_paths[o->nr_exclude_paths++] = strip_slashes(arg);
+		return 0;
+	case OPT_EXCLUDE_REGEX:
+		o->exclude_regexes = realloc(o->exclude_regexes,
+			(o->nr_exclude_regexes + 1) * sizeof(regex_t));
+		if (!o->exclude_regexes ||
+		    regcomp(&o->exclude_regexes[o->nr_exclude_regexes], arg,
+			    REG_EXTENDED | REG_NOSUB))
+			return bad("regular expression", arg);
+		o->nr_exclude_regexes++;
+		return 0;
+	case OPT_QUIET:
+		o->verbosity = 0;
+		return 0;
+	}
+	return -1;
+}
+
+static int source_date_epoch(struct kiln_mkfs_opts *o)
+{
+	const char *s = getenv("SOURCE_DATE_EPOCH");
+	unsigned long long v;
+
+	if (o->fixed_time || !s || !*s)
+		return 0;
+	if (parse_u64(s, INT64_MAX, &v))
+		return bad("SOURCE_DATE_EPOCH", s);
+	o->fixed_time = true;
+	o->timestamp = (int64_t)v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct kiln_mkfs_opts o;
+	int c, ret;
+
+	kiln_progname = "mkfs.erofs";
+	kiln_mkfs_opts_init(&o);
+	while ((c = getopt_long(argc, argv, "b:d:L:T:U:", long_opts, NULL)) != -1) {
+		if (c == OPT_HELP) {
+			usage(stdout);
+			return 0;
+		}
+		if (c == OPT_VERSION) {
+			printf("mkfs.erofs (kiln) %s\n", KILN_VERSION);
+			return 0;
+		}
+		if (c == '?' || parse_one(c, optarg, &o)) {
+			if (c == '?')
+				kiln_err("bad option (try --help)");
+			return 1;
+		}
+	}
+	if (argc - optind != 2) {
+		kiln_err("need IMAGE and SOURCE_DIR (try --help)");
+		return 1;
+	}
+	if (source_date_epoch(&o))
+		return 1;
+	o.image = argv[optind];
+	o.source = argv[optind + 1];
+	kiln_verbosity = o.verbosity;
+	ret = kiln_mkfs(&o);
+	for (unsigned int i = 0; i < o.nr_exclude_regexes; i++)
+		regfree(&o.exclude_regexes[i]);
+	free(o.exclude_regexes);
+	free(o.exclude_paths);
+	return ret ? 1 : 0;
+}

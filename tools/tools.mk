@@ -1,0 +1,49 @@
+# Build rules for tools/: libkiln (tools/lib) and the thin programs on it.
+# Release builds are static musl binaries for $(ARCH); the sanitizer build
+# (ASan + UBSan need glibc's dynamic runtime) is a host build in out/asan.
+
+LIB_SRCS  := $(wildcard tools/lib/*.c)
+PROGRAMS  := mkfs.erofs
+mkfs.erofs_SRCS := tools/mkfs/main.c
+
+WARN   := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+          -Wmissing-prototypes -Wpointer-arith -Wvla -Wformat=2
+CSTD   := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64
+SYSROOT = $(OUT)/$(ARCH)/sysroot
+DEPLIBS := -lzstd -llz4 -llzma -ldeflate -lpthread
+
+# $(1): build dir, $(2): cc, $(3): cflags, $(4): ldflags
+define tool_build
+$(1)/obj/%.o: %.c $(wildcard tools/lib/*.h) | $(1)/obj
+	@mkdir -p $$(dir $$@)
+	$$(Q)$(2) $(3) -Itools/lib -c $$< -o $$@
+$(1)/lib/libkiln.a: $(LIB_SRCS:%.c=$(1)/obj/%.o)
+	@mkdir -p $$(dir $$@)
+	$$(Q)rm -f $$@ && ar rcs $$@ $$^
+$(1)/bin/mkfs.erofs: $(1)/obj/tools/mkfs/main.o $(1)/lib/libkiln.a
+	@mkdir -p $$(dir $$@)
+	$$(Q)$(2) $(3) -o $$@ $$^ $(4)
+$(1)/obj:
+	@mkdir -p $$@
+endef
+
+Q ?= @
+MUSL_CC    := scripts/musl-cc $(ARCH)
+REL_CFLAGS := $(CSTD) $(WARN) -O2 -g -I$(SYSROOT)/include
+REL_LDFLAGS = -static -L$(SYSROOT)/lib $(DEPLIBS)
+ASAN_FLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer \
+              -fsanitize=address,undefined -fno-sanitize-recover=all
+ASAN_LDFLAGS := -fsanitize=address,undefined -lpthread
+
+$(eval $(call tool_build,$(OUT)/$(ARCH),$(MUSL_CC),$(REL_CFLAGS),$(REL_LDFLAGS)))
+ifneq ($(ARCH),asan)
+$(eval $(call tool_build,$(OUT)/asan,gcc,$(ASAN_FLAGS),$(ASAN_LDFLAGS)))
+endif
+
+.PHONY: tools tools-asan deps
+# The sysroot (static musl builds of lz4, zstd, xz, libdeflate) comes first.
+deps: host-deps
+	@scripts/build-deps.sh $(ARCH)
+$(LIB_SRCS:%.c=$(OUT)/$(ARCH)/obj/%.o): | deps
+tools: deps $(PROGRAMS:%=$(OUT)/$(ARCH)/bin/%)
+tools-asan: host-deps $(PROGRAMS:%=$(OUT)/asan/bin/%)
