@@ -186,38 +186,62 @@ static int source_date_epoch(struct kiln_mkfs_opts *o)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Names the option getopt stopped at (musl and glibc set optind differently). */
+static const char *bad_option(int argc, char **argv)
 {
-	struct kiln_mkfs_opts o;
-	int c, ret;
+	static char buf[3] = "-?";
 
-	kiln_progname = "mkfs.erofs";
-	kiln_mkfs_opts_init(&o);
-	while ((c = getopt_long(argc, argv, "b:d:L:T:U:", long_opts, NULL)) != -1) {
-		if (c == OPT_HELP) {
-			usage(stdout);
+	if (optopt > 0 && optopt < 128) {
+		buf[1] = (char)optopt;
+		return buf;
+	}
+	return optind - 1 < argc ? argv[optind - 1] : argv[argc - 1];
+}
+
+static int parse_args(int argc, char **argv, struct kiln_mkfs_opts *o)
+{
+	int c;
+
+	opterr = 0;	/* one line of our own instead of getopt's */
+	while ((c = getopt_long(argc, argv, ":b:d:L:T:U:", long_opts,
+				NULL)) != -1) {
+		if (c == OPT_HELP || c == OPT_VERSION) {
+			if (c == OPT_HELP)
+				usage(stdout);
+			else
+				printf("mkfs.erofs (kiln) %s\n", KILN_VERSION);
 			return 0;
 		}
-		if (c == OPT_VERSION) {
-			printf("mkfs.erofs (kiln) %s\n", KILN_VERSION);
-			return 0;
+		if (c == '?' || c == ':') {
+			kiln_err("%s option '%s' (try --help)", c == '?' ?
+				 "unknown" : "missing argument for",
+				 bad_option(argc, argv));
+			return -1;
 		}
-		if (c == '?' || parse_one(c, optarg, &o)) {
-			if (c == '?')
-				kiln_err("bad option (try --help)");
-			return 1;
-		}
+		if (parse_one(c, optarg, o))
+			return -1;
 	}
 	if (argc - optind != 2) {
 		kiln_err("need IMAGE and SOURCE_DIR (try --help)");
-		return 1;
+		return -1;
 	}
-	if (source_date_epoch(&o))
-		return 1;
-	o.image = argv[optind];
-	o.source = argv[optind + 1];
-	kiln_verbosity = o.verbosity;
-	ret = kiln_mkfs(&o);
+	o->image = argv[optind];
+	o->source = argv[optind + 1];
+	return source_date_epoch(o);
+}
+
+int main(int argc, char **argv)
+{
+	struct kiln_mkfs_opts o;
+	int ret;
+
+	kiln_progname = "mkfs.erofs";
+	kiln_mkfs_opts_init(&o);
+	ret = parse_args(argc, argv, &o);
+	if (!ret && o.image) {
+		kiln_verbosity = o.verbosity;
+		ret = kiln_mkfs(&o);
+	}
 	for (unsigned int i = 0; i < o.nr_exclude_regexes; i++)
 		regfree(&o.exclude_regexes[i]);
 	free(o.exclude_regexes);
