@@ -6,72 +6,8 @@
 #include "erofs_fs.h"
 #include "kiln.h"
 #include "layout.h"
+#include "metaalloc.h"
 #include "util.h"
-
-#define MAX_OPEN_BLOCKS 128
-
-/*
- * Metadata allocator: records (inode + xattrs + inline tail) of up to one
- * block never cross a block boundary, so it keeps a short list of partly
- * used blocks and puts each record in the first one it fits (first fit).
- */
-struct meta_alloc {
-	uint32_t blksz;
-	uint64_t end;			/* first byte after all metadata */
-	struct { uint64_t blk; uint32_t used; } open[MAX_OPEN_BLOCKS];
-	unsigned int nr_open;
-};
-
-static void open_block(struct meta_alloc *a, uint64_t blk, uint32_t used)
-{
-	if (used >= a->blksz)
-		return;
-	if (a->nr_open == MAX_OPEN_BLOCKS) {	/* forget the oldest */
-		memmove(&a->open[0], &a->open[1],
-			(MAX_OPEN_BLOCKS - 1) * sizeof(a->open[0]));
-		a->nr_open--;
-	}
-	a->open[a->nr_open].blk = blk;
-	a->open[a->nr_open++].used = used;
-}
-
-/* Contiguous bytes at the end of the metadata, for large records. */
-static uint64_t alloc_tail(struct meta_alloc *a, uint64_t size, bool aligned)
-{
-	uint64_t pos = aligned ? round_up(a->end, a->blksz) : a->end;
-
-	/* the block holding pos is no longer free past pos */
-	for (unsigned int i = a->nr_open; i--;)
-		if (a->open[i].blk >= pos / a->blksz)
-			memmove(&a->open[i], &a->open[i + 1],
-				(--a->nr_open - i) * sizeof(a->open[0]));
-	a->end = round_up(pos + size, EROFS_ISLOT_SIZE);
-	if (a->end % a->blksz)
-		open_block(a, a->end / a->blksz, (uint32_t)(a->end % a->blksz));
-	return pos;
-}
-
-static uint64_t alloc_record(struct meta_alloc *a, uint32_t size)
-{
-	size = (uint32_t)round_up(size, EROFS_ISLOT_SIZE);
-	if (size > a->blksz)
-		return alloc_tail(a, size, true);
-	for (unsigned int i = 0; i < a->nr_open; i++) {
-		uint64_t pos;
-
-		if (a->open[i].used + size > a->blksz)
-			continue;
-		pos = a->open[i].blk * a->blksz + a->open[i].used;
-		a->open[i].used += size;
-		if (a->open[i].used == a->blksz)
-			memmove(&a->open[i], &a->open[i + 1],
-				(--a->nr_open - i) * sizeof(a->open[0]));
-		if (pos + size > a->end)
-			a->end = pos + size;
-		return pos;
-	}
-	return alloc_tail(a, size, true);
-}
 
 uint32_t kiln_inode_isize(const struct kiln_inode *in)
 {
@@ -164,7 +100,7 @@ static void place_inode(struct meta_alloc *a, struct kiln_inode *in)
 		in->datalayout = EROFS_INODE_FLAT_INLINE;
 		in->inline_size = tail;
 	}
-	pos = alloc_record(a, base + in->inline_size);
+	pos = meta_alloc_record(a, base + in->inline_size);
 	in->nid = pos >> EROFS_ISLOT_BITS;
 }
 
@@ -196,7 +132,7 @@ static int assign_blocks(struct kiln_layout *l)
 int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
 		unsigned int blkszbits, struct kiln_layout *l)
 {
-	struct meta_alloc a = { .blksz = 1u << blkszbits };
+	struct meta_alloc a;
 
 	memset(l, 0, sizeof(*l));
 	l->blkszbits = blkszbits;
@@ -207,21 +143,23 @@ int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
 	order_inodes(t, l);
 
 	/* metadata starts right after the superblock; root first (16-bit nid) */
-	a.end = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE;
-	open_block(&a, a.end / l->blksz, (uint32_t)(a.end % l->blksz));
+	meta_alloc_init(&a, l->blksz, EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE);
 	place_inode(&a, l->order[0]);
 	if (pool->size) {
-		l->pool_pos = alloc_tail(&a, pool->size, false);
+		l->pool_pos = meta_alloc_contiguous(&a, pool->size);
 		kiln_xattr_pool_place(pool, l->pool_pos);
 	}
 	for (uint32_t i = 1; i < l->nr; i++)
 		place_inode(&a, l->order[i]);
+	l->meta_blocks = (uint32_t)((a.end + l->blksz - 1) / l->blksz);
+	kiln_info(2, "metadata: %llu bytes of records in %u blocks",
+		  (unsigned long long)a.used, l->meta_blocks);
+	meta_alloc_free(&a);
 	if (t->root->nid > UINT16_MAX) {
 		kiln_err("root inode nid %llu does not fit 16 bits",
 			 (unsigned long long)t->root->nid);
 		return -1;
 	}
-	l->meta_blocks = (uint32_t)((a.end + l->blksz - 1) / l->blksz);
 	return assign_blocks(l);
 }
 
