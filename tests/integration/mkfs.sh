@@ -59,6 +59,7 @@ test_large_sparse_file() {
 	[ "$(du -k "$T/img" | cut -f1)" -lt 1024 ]
 	mount_erofs "$T/img" "$T/m"
 	$TREECMP "$T/src" "$T/m"
+	fsck.erofs "$T/img"
 	dump.erofs --path=/sparse "$T/img" | grep -q 'Inode size: 64'
 }
 
@@ -110,6 +111,9 @@ test_options() {
 	[ -e "$TREE/links" ] && [ ! -e "$T/me/links" ]
 	[ -z "$(find "$T/me/bigdir" -name '*7' -print -quit)" ]
 	[ -n "$(find "$T/me/bigdir" -name '*8' -print -quit)" ]
+	for img in "$T"/img* "$T"/r? "$T/root" "$T/own" "$T/ex"; do
+		fsck.erofs "$img"
+	done
 }
 
 test_cli() {

@@ -51,7 +51,7 @@ struct kiln_inode {
 	uint8_t nr_shared;		/* leading xattrs that are shared */
 	uint32_t startblk;
 	uint32_t inline_size;		/* tail bytes stored after the xattrs */
-	bool written;			/* hard links: data goes out once */
+	bool ordered;			/* layout: already given a place */
 };
 
 struct kiln_tree {

@@ -71,21 +71,19 @@ static void order_inodes(struct kiln_tree *t, struct kiln_layout *l)
 
 	l->order = xmalloc(t->nr_inodes * sizeof(*l->order));
 	l->order[l->nr++] = t->root;
-	t->root->written = true;	/* reused as "already ordered" */
+	t->root->ordered = true;
 	while (head < l->nr) {
 		struct kiln_inode *dir = l->order[head++];
 
 		for (uint32_t i = 0; i < dir->nr_dentries; i++) {
 			struct kiln_inode *c = dir->dentries[i].inode;
 
-			if (kiln_is_dot(&dir->dentries[i]) || c->written)
+			if (kiln_is_dot(&dir->dentries[i]) || c->ordered)
 				continue;
-			c->written = true;
+			c->ordered = true;
 			l->order[l->nr++] = c;
 		}
 	}
-	for (uint32_t i = 0; i < l->nr; i++)
-		l->order[i]->written = false;
 }
 
 static void place_inode(struct meta_alloc *a, struct kiln_inode *in)
