@@ -5,7 +5,7 @@ set -eu
 
 PKGS="build-essential musl-tools musl-dev:arm64 gcc-aarch64-linux-gnu
 qemu-user-static erofs-utils attr acl python3 dpkg-dev cmake file xxd
-e2fsprogs util-linux"
+e2fsprogs util-linux liblz4-dev libzstd-dev liblzma-dev libdeflate-dev"
 
 [ "$(id -u)" = 0 ] || SUDO=sudo
 SUDO=${SUDO:-}

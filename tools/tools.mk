@@ -33,7 +33,7 @@ REL_CFLAGS := $(CSTD) $(WARN) -O2 -g -I$(SYSROOT)/include
 REL_LDFLAGS = -static -L$(SYSROOT)/lib $(DEPLIBS)
 ASAN_FLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer \
               -fsanitize=address,undefined -fno-sanitize-recover=all
-ASAN_LDFLAGS := -fsanitize=address,undefined -lpthread
+ASAN_LDFLAGS := -fsanitize=address,undefined $(DEPLIBS)
 
 $(eval $(call tool_build,$(OUT)/$(ARCH),$(MUSL_CC),$(REL_CFLAGS),$(REL_LDFLAGS)))
 ifneq ($(ARCH),asan)

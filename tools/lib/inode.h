@@ -49,7 +49,9 @@ struct kiln_inode {
 	bool extended;
 	uint32_t xattr_isize;		/* bytes of the xattr body */
 	uint8_t nr_shared;		/* leading xattrs that are shared */
-	uint32_t startblk;
+	uint32_t startblk;		/* flat layouts: first data block */
+	uint32_t zblocks;		/* compressed: blocks of its pclusters */
+	bool compressed;
 	uint32_t inline_size;		/* tail bytes stored after the xattrs */
 	bool ordered;			/* layout: already given a place */
 };

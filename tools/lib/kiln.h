@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <regex.h>
+#include "compress.h"
 
 #define KILN_VERSION "0.1.0"
 
@@ -29,6 +30,9 @@ struct kiln_mkfs_opts {
 	regex_t *exclude_regexes;
 	unsigned int nr_exclude_regexes;
 	int verbosity;			/* 0 quiet, 1 normal, 2+ debug */
+	bool compress;			/* -z given */
+	struct kiln_compr_cfg compr;
+	unsigned int workers;		/* compression threads */
 };
 
 enum { KILN_UUID_DERIVED, KILN_UUID_GIVEN, KILN_UUID_RANDOM };

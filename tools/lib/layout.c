@@ -7,6 +7,8 @@
 #include "kiln.h"
 #include "layout.h"
 #include "metaalloc.h"
+#include "zindex.h"
+#include "le.h"
 #include "util.h"
 
 uint32_t kiln_inode_isize(const struct kiln_inode *in)
@@ -54,10 +56,13 @@ static void choose_epoch(struct kiln_tree *t, struct kiln_layout *l)
 	free(v);
 }
 
-static void prepare_inode(struct kiln_inode *in, const struct kiln_layout *l)
+static void prepare_inode(struct kiln_inode *in, const struct kiln_layout *l,
+			  bool compress)
 {
 	if (S_ISDIR(in->mode))
 		in->size = kiln_dir_size(in, l->blksz);
+	/* a file of one block or less cannot save a block by compression */
+	in->compressed = compress && S_ISREG(in->mode) && in->size > l->blksz;
 	in->extended = in->uid > UINT16_MAX || in->gid > UINT16_MAX ||
 		       in->nlink > UINT16_MAX || in->size > UINT32_MAX ||
 		       in->mtime < 0 || (uint64_t)in->mtime != l->epoch ||
@@ -94,6 +99,13 @@ static void place_inode(struct meta_alloc *a, struct kiln_inode *in)
 
 	in->datalayout = EROFS_INODE_FLAT_PLAIN;
 	in->inline_size = 0;
+	if (in->compressed) {
+		in->datalayout = EROFS_INODE_COMPRESSED_FULL;
+		base = (uint32_t)round_up(base, 8) +
+		       (uint32_t)kiln_zindex_size(in->size,
+				(unsigned int)__builtin_ctz(a->blksz));
+		tail = 0;
+	}
 	if (tail && base + tail <= a->blksz) {
 		in->datalayout = EROFS_INODE_FLAT_INLINE;
 		in->inline_size = tail;
@@ -111,7 +123,7 @@ static int assign_blocks(struct kiln_layout *l)
 		uint64_t n;
 
 		in->ino = i + 1;
-		if (!has_blocks(in))
+		if (!has_blocks(in) || in->compressed)
 			continue;
 		n = in->datalayout == EROFS_INODE_FLAT_INLINE ?
 		    in->size / l->blksz : (in->size + l->blksz - 1) / l->blksz;
@@ -127,8 +139,33 @@ static int assign_blocks(struct kiln_layout *l)
 	return 0;
 }
 
+bool kiln_compr_needs_cfgs(const struct kiln_compr_cfg *cfg, uint32_t blksz)
+{
+	return cfg && (cfg->c->alg != EROFS_ALG_LZ4 || cfg->pclustersize > blksz);
+}
+
+/* One record (le16 size + payload, 4-byte aligned) per algorithm used. */
+size_t kiln_compr_cfgs_encode(const struct kiln_compr_cfg *cfg,
+			      unsigned int blkszbits, uint8_t *out)
+{
+	uint8_t rec[64] = { 0 };
+	size_t n;
+
+	if (!kiln_compr_needs_cfgs(cfg, 1u << blkszbits))
+		return 0;
+	n = cfg->c->cfg_record(cfg, rec);
+	if (cfg->c->alg == EROFS_ALG_LZ4)	/* max_pclusterblks */
+		put_le16(rec + 2, (uint16_t)(cfg->pclustersize >> blkszbits));
+	if (out) {
+		put_le16(out, (uint16_t)n);
+		memcpy(out + 2, rec, n);
+	}
+	return round_up(2 + n, 4);
+}
+
 int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
-		unsigned int blkszbits, struct kiln_layout *l)
+		unsigned int blkszbits, const struct kiln_compr_cfg *cfg,
+		struct kiln_layout *l)
 {
 	struct meta_alloc a;
 
@@ -137,11 +174,12 @@ int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
 	l->blksz = 1u << blkszbits;
 	choose_epoch(t, l);
 	for (uint32_t i = 0; i < t->nr_inodes; i++)
-		prepare_inode(t->inodes[i], l);
+		prepare_inode(t->inodes[i], l, cfg != NULL);
 	order_inodes(t, l);
 
 	/* metadata starts right after the superblock; root first (16-bit nid) */
-	meta_alloc_init(&a, l->blksz, EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE);
+	meta_alloc_init(&a, l->blksz, EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE +
+			kiln_compr_cfgs_encode(cfg, blkszbits, NULL));
 	place_inode(&a, l->order[0]);
 	if (pool->size) {
 		l->pool_pos = meta_alloc_contiguous(&a, pool->size);

@@ -20,14 +20,26 @@ struct kiln_layout {
 	uint32_t fixed_nsec;
 	uint64_t pool_pos;		/* byte offset of the shared xattr pool */
 	uint32_t meta_blocks;		/* blocks [0, meta_blocks) hold metadata */
-	uint32_t total_blocks;
+	uint32_t total_blocks;		/* end of flat data; compressed follows */
 	struct kiln_inode **order;	/* inodes in nid order, root first */
 	uint32_t nr;
 };
 
+/* cfg is NULL for an uncompressed image. */
 int kiln_layout(struct kiln_tree *tree, struct kiln_xattr_pool *pool,
-		unsigned int blkszbits, struct kiln_layout *l);
+		unsigned int blkszbits, const struct kiln_compr_cfg *cfg,
+		struct kiln_layout *l);
+/* Superblock extension: the compression configuration records. */
+size_t kiln_compr_cfgs_encode(const struct kiln_compr_cfg *cfg,
+			      unsigned int blkszbits, uint8_t *out);
+bool kiln_compr_needs_cfgs(const struct kiln_compr_cfg *cfg, uint32_t blksz);
 void kiln_layout_free(struct kiln_layout *l);
 uint32_t kiln_inode_isize(const struct kiln_inode *in);
+
+/* Inode plus its xattr body: where inline data or the map header follow. */
+static inline uint32_t kiln_inode_base_size(const struct kiln_inode *in)
+{
+	return kiln_inode_isize(in) + in->xattr_isize;
+}
 
 #endif

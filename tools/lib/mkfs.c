@@ -26,6 +26,7 @@ void kiln_mkfs_opts_init(struct kiln_mkfs_opts *o)
 	o->force_uid = -1;
 	o->force_gid = -1;
 	o->verbosity = 1;
+	o->workers = 1;
 }
 
 static int sync_parent(const char *path)
@@ -70,13 +71,13 @@ static int build(const struct kiln_mkfs_opts *o, int fd)
 	if (!ret)
 		ret = kiln_xattrs_share(&tree, &pool);
 	if (!ret)
-		ret = kiln_layout(&tree, &pool, o->blkszbits, &l);
+		ret = kiln_layout(&tree, &pool, o->blkszbits,
+				  o->compress ? &o->compr : NULL, &l);
 	if (!ret)
 		ret = kiln_write_image(fd, o->image, &tree, &pool, &l, o);
 	if (!ret)
-		kiln_info(1, "%s: %u inodes, %u blocks of %u bytes "
-			  "(%u metadata)", o->image, l.nr, l.total_blocks,
-			  l.blksz, l.meta_blocks);
+		kiln_info(1, "%s: %u inodes, %u metadata blocks of %u bytes",
+			  o->image, l.nr, l.meta_blocks, l.blksz);
 	kiln_layout_free(&l);
 	kiln_xattrs_free(&tree, &pool);
 	kiln_tree_free(&tree);

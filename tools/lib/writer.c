@@ -17,6 +17,7 @@
 #include "ondisk.h"
 #include "util.h"
 #include "writer.h"
+#include "zwrite.h"
 
 #define CHUNK (1u << 20)
 
@@ -26,6 +27,7 @@ struct writer {
 	const struct kiln_layout *l;
 	uint8_t *meta;			/* meta_blocks * blksz bytes */
 	uint8_t *buf;			/* CHUNK bytes for file data */
+	uint32_t end_blk;		/* first block after all data */
 };
 
 static uint8_t *inline_ptr(const struct writer *w, const struct kiln_inode *in)
@@ -182,7 +184,8 @@ static void encode_inode(struct writer *w, const struct kiln_inode *in)
 	uint16_t format = (uint16_t)(in->extended |
 				     in->datalayout << EROFS_I_DATALAYOUT_BIT);
 	uint32_t iu = S_ISCHR(in->mode) || S_ISBLK(in->mode) ? in->rdev :
-		      S_ISFIFO(in->mode) || S_ISSOCK(in->mode) ? 0 : in->startblk;
+		      S_ISFIFO(in->mode) || S_ISSOCK(in->mode) ? 0 :
+		      in->compressed ? in->zblocks : in->startblk;
 
 	if (in->extended) {
 		struct erofs_inode_extended e = {
@@ -222,6 +225,22 @@ static void derive_uuid(const uint8_t *p, size_t n, uint8_t uuid[16])
 	uuid[8] = (uuid[8] & 0x3f) | 0x80;
 }
 
+static void set_compression(struct erofs_super_block *sb, uint8_t *meta,
+			    const struct kiln_mkfs_opts *o, unsigned int blkszbits)
+{
+	if (!o->compress)
+		return;
+	sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_ZERO_PADDING;
+	if (kiln_compr_needs_cfgs(&o->compr, 1u << blkszbits)) {
+		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_COMPR_CFGS;
+		sb->u1 = (uint16_t)(1u << o->compr.c->alg);
+		kiln_compr_cfgs_encode(&o->compr, blkszbits,
+				       meta + EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE);
+	} else {
+		sb->u1 = 65535;		/* lz4_max_distance */
+	}
+}
+
 static int write_superblock(struct writer *w, const struct kiln_tree *t,
 			    const struct kiln_mkfs_opts *o)
 {
@@ -235,11 +254,12 @@ static int write_superblock(struct writer *w, const struct kiln_tree *t,
 		.inos = l->nr,
 		.epoch = l->epoch,
 		.fixed_nsec = l->fixed_nsec,
-		.blocks = l->total_blocks,
+		.blocks = w->end_blk,
 	};
 	uint8_t *sbp = w->meta + EROFS_SUPER_OFFSET;
 
 	memcpy(sb.volume_name, o->label, sizeof(sb.volume_name));
+	set_compression(&sb, w->meta, o, l->blkszbits);
 	if (o->uuid_mode == KILN_UUID_GIVEN)
 		memcpy(sb.uuid, o->uuid, 16);
 	else if (o->uuid_mode == KILN_UUID_RANDOM &&
@@ -259,6 +279,30 @@ static int write_superblock(struct writer *w, const struct kiln_tree *t,
 	return 0;
 }
 
+/* Data first (compressed files through the worker pool), then metadata. */
+static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
+{
+	const struct kiln_layout *l = w->l;
+	struct kiln_zwriter *zw = NULL;
+	int ret = 0;
+
+	w->end_blk = l->total_blocks;
+	if (o->compress) {
+		zw = kiln_zw_start(&o->compr, o->workers, w->fd, w->image,
+				   l->blkszbits, l->total_blocks, w->meta);
+		if (!zw)
+			return -1;
+	}
+	for (uint32_t i = 0; i < l->nr && !ret; i++) {
+		struct kiln_inode *in = l->order[i];
+
+		ret = in->compressed ? kiln_zw_add(zw, in) : write_data(w, in);
+	}
+	if (zw && kiln_zw_finish(zw, &w->end_blk))
+		ret = -1;
+	return ret;
+}
+
 int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 		     const struct kiln_xattr_pool *pool,
 		     const struct kiln_layout *l,
@@ -272,15 +316,14 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 	w.buf = xmalloc(CHUNK);
 	if (pool->size)
 		kiln_xattr_pool_encode(pool, w.meta + l->pool_pos);
-	for (uint32_t i = 0; i < l->nr; i++) {
+	if (write_all_data(&w, o))
+		goto out;
+	for (uint32_t i = 0; i < l->nr; i++)
 		encode_inode(&w, l->order[i]);
-		if (write_data(&w, l->order[i]))
-			goto out;
-	}
 	if (write_superblock(&w, t, o))
 		goto out;
 	if (pwrite_all(fd, w.meta, metasize, 0) ||
-	    ftruncate(fd, (off_t)l->total_blocks * l->blksz) || fsync(fd)) {
+	    ftruncate(fd, (off_t)w.end_blk * l->blksz) || fsync(fd)) {
 		kiln_err("%s: write failed: %s", image, strerror(errno));
 		goto out;
 	}

@@ -10,10 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kiln.h"
+#include "workqueue.h"
 
 enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_EXCLUDE_PATH,
-	OPT_EXCLUDE_REGEX, OPT_QUIET, OPT_HELP, OPT_VERSION,
+	OPT_EXCLUDE_REGEX, OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORKERS,
 };
 
 static const struct option long_opts[] = {
@@ -23,6 +24,7 @@ static const struct option long_opts[] = {
 	{ "exclude-path", required_argument, NULL, OPT_EXCLUDE_PATH },
 	{ "exclude-regex", required_argument, NULL, OPT_EXCLUDE_REGEX },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ 0 }
@@ -33,6 +35,10 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: mkfs.erofs [OPTIONS] IMAGE SOURCE_DIR\n"
 "Make an EROFS image of SOURCE_DIR.\n\n"
+"  -z ALG[,LEVEL]       compress with lz4, lz4hc (1..12), zstd (1..22),\n"
+"                       lzma (0..9) or deflate (1..9)\n"
+"  -C SIZE              largest physical cluster in bytes (default: one block)\n"
+"  --workers=N, -j N    compression threads (default: online CPUs)\n"
 "  -b SIZE              block size in bytes, 512..4096 (default 4096)\n"
 "  -d LEVEL             debug level (0 quiet .. 9)\n"
 "  -L LABEL             volume label (at most 15 bytes)\n"
@@ -116,6 +122,20 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 	unsigned long long v;
 
 	switch (c) {
+	case 'z':
+		o->compress = true;
+		return kiln_compr_parse(arg, &o->compr);
+	case 'C':
+		if (parse_u64(arg, 1u << 20, &v) || v < 512)
+			return bad("physical cluster size", arg);
+		o->compr.pclustersize = (uint32_t)v;
+		return 0;
+	case 'j':
+	case OPT_WORKERS:
+		if (parse_u64(arg, 1024, &v) || !v)
+			return bad("worker count", arg);
+		o->workers = (unsigned int)v;
+		return 0;
 	case 'b':
 		if (parse_u64(arg, 4096, &v) || v < 512 || (v & (v - 1)))
 			return bad("block size", arg);
@@ -186,6 +206,29 @@ static int source_date_epoch(struct kiln_mkfs_opts *o)
 	return 0;
 }
 
+static int check_compression(struct kiln_mkfs_opts *o)
+{
+	uint32_t blksz = 1u << o->blkszbits;
+	uint32_t pc = o->compr.pclustersize;
+
+	if (!o->compress) {
+		if (pc) {
+			kiln_err("-C needs -z");
+			return -1;
+		}
+		return 0;
+	}
+	if (!pc)
+		pc = o->compr.pclustersize = blksz;
+	if (pc % blksz) {
+		kiln_err("-C %u is not a multiple of the block size %u", pc,
+			 blksz);
+		return -1;
+	}
+	kiln_compr_finish_cfg(&o->compr, blksz);
+	return 0;
+}
+
 /* Names the option getopt stopped at (musl and glibc set optind differently). */
 static const char *bad_option(int argc, char **argv)
 {
@@ -203,7 +246,7 @@ static int parse_args(int argc, char **argv, struct kiln_mkfs_opts *o)
 	int c;
 
 	opterr = 0;	/* one line of our own instead of getopt's */
-	while ((c = getopt_long(argc, argv, ":b:d:L:T:U:", long_opts,
+	while ((c = getopt_long(argc, argv, ":b:C:d:j:L:T:U:z:", long_opts,
 				NULL)) != -1) {
 		if (c == OPT_HELP || c == OPT_VERSION) {
 			if (c == OPT_HELP)
@@ -227,7 +270,7 @@ static int parse_args(int argc, char **argv, struct kiln_mkfs_opts *o)
 	}
 	o->image = argv[optind];
 	o->source = argv[optind + 1];
-	return source_date_epoch(o);
+	return check_compression(o) ? -1 : source_date_epoch(o);
 }
 
 int main(int argc, char **argv)
@@ -237,6 +280,7 @@ int main(int argc, char **argv)
 
 	kiln_progname = "mkfs.erofs";
 	kiln_mkfs_opts_init(&o);
+	o.workers = kiln_online_cpus();
 	ret = parse_args(argc, argv, &o);
 	if (!ret && o.image) {
 		kiln_verbosity = o.verbosity;

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "compress.h"
+#include "kiln.h"
+
+static const struct kiln_compressor *const all[] = {
+	&kiln_lz4, &kiln_lz4hc, &kiln_zstd, &kiln_lzma, &kiln_deflate,
+};
+
+static int parse_level(const char *s, const struct kiln_compressor *c)
+{
+	char *end;
+	long v;
+
+	if (!strncmp(s, "level=", 6))
+		s += 6;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < c->min_level || v > c->max_level)
+		return -1;
+	return (int)v;
+}
+
+int kiln_compr_parse(const char *spec, struct kiln_compr_cfg *cfg)
+{
+	const char *comma = strchr(spec, ',');
+	size_t n = comma ? (size_t)(comma - spec) : strlen(spec);
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		const struct kiln_compressor *c = all[i];
+
+		if (strlen(c->name) != n || strncmp(c->name, spec, n))
+			continue;
+		cfg->c = c;
+		cfg->level = comma ? parse_level(comma + 1, c) : c->default_level;
+		if (cfg->level < 0) {
+			kiln_err("invalid %s level '%s' (%d..%d)", c->name,
+				 comma + 1, c->min_level, c->max_level);
+			return -1;
+		}
+		return 0;
+	}
+	kiln_err("unknown compressor '%.*s' (lz4, lz4hc, zstd, lzma, deflate)",
+		 (int)n, spec);
+	return -1;
+}
+
+static uint32_t pow2_at_least(uint64_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v && p < (1u << 30))
+		p <<= 1;
+	return p;
+}
+
+/*
+ * LZMA dictionary and zstd window: four pclusters' worth, within what the
+ * kernel accepts (lzma 32 KiB..8 MiB; zstd at most 1 MiB). The kernel keeps
+ * one such buffer per CPU, so bigger is not free on the device.
+ */
+void kiln_compr_finish_cfg(struct kiln_compr_cfg *cfg, uint32_t blksz)
+{
+	uint32_t d = pow2_at_least(4ull * cfg->pclustersize);
+	uint32_t max = cfg->c->alg == EROFS_ALG_ZSTD ? 1u << 20 : 8u << 20;
+
+	(void)blksz;
+	cfg->dict_size = d < 32768 ? 32768 : d > max ? max : d;
+}
+
+static void keep(uint8_t *dst, const uint8_t *src, long n, long *best,
+		 size_t *bestlen, size_t len)
+{
+	memcpy(dst, src, (size_t)n);
+	*best = n;
+	*bestlen = len;
+}
+
+long kiln_fit_by_search(const struct kiln_compressor *c, void *ctx,
+			const uint8_t *src, size_t *srclen, uint8_t *dst,
+			size_t dstcap, uint8_t *scratch, size_t scratchcap,
+			double *ratio)
+{
+	size_t avail = *srclen, lo = 0, hi = avail + 1, len, bestlen = 0;
+	long best = 0;
+
+	/* first guess: what fitted last time, by the last ratio seen */
+	len = (size_t)((double)dstcap * *ratio);
+	for (int tries = 0; tries < 8; tries++) {
+		long n;
+
+		if (len > avail)
+			len = avail;
+		if (len >= hi || len <= lo)	/* outside what we know: bisect */
+			len = lo + (hi - lo) / 2;
+		n = c->compress(ctx, src, len, scratch, scratchcap);
+		if (n < 0)
+			return -1;
+		if (n > 0 && (size_t)n <= dstcap) {
+			lo = len;
+			keep(dst, scratch, n, &best, &bestlen, len);
+			*ratio = (double)len / (double)n;
+			if (len == avail)
+				break;
+		} else {
+			hi = len;
+		}
+		/* close enough: under 1/128 of the input left on the table */
+		if (hi - lo <= (lo >> 7) + 64)
+			break;
+		/* aim just under the capacity at the ratio this try showed */
+		len = (size_t)((double)len * (double)dstcap / (double)(n ? n : 1) * 0.985);
+	}
+	*srclen = bestlen;
+	return best;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Compressors behind one interface. EROFS needs "fixed-output" compression:
+ * fill a pcluster of a given size with as much input as fits. lz4, lz4hc and
+ * MicroLZMA do that natively; zstd and deflate get it from a short guided
+ * search (compress.c) that converges in a few tries instead of a bisection.
+ */
+#ifndef KILN_COMPRESS_H
+#define KILN_COMPRESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* EROFS algorithm ids (bits of available_compr_algs). */
+enum { EROFS_ALG_LZ4 = 0, EROFS_ALG_LZMA = 1, EROFS_ALG_DEFLATE = 2,
+       EROFS_ALG_ZSTD = 3 };
+
+struct kiln_compr_cfg {
+	const struct kiln_compressor *c;
+	int level;
+	uint32_t pclustersize;		/* bytes, a multiple of the block size */
+	uint32_t dict_size;		/* lzma dictionary / zstd window */
+};
+
+struct kiln_compressor {
+	const char *name;
+	uint8_t alg;			/* EROFS_ALG_* */
+	int min_level, max_level, default_level;
+	/* Per-thread state; NULL on failure. */
+	void *(*create)(const struct kiln_compr_cfg *cfg);
+	void (*destroy)(void *ctx);
+	/*
+	 * Compresses a prefix of src[0..*srclen) into at most dstcap bytes;
+	 * sets *srclen to the prefix length and returns the compressed size,
+	 * or 0 when not even a useful prefix fits, or -1 on an error.
+	 */
+	long (*compress_destsize)(void *ctx, const uint8_t *src, size_t *srclen,
+				  uint8_t *dst, size_t dstcap);
+	/* One-shot compression (for search-based fitting); -1 if over dstcap. */
+	long (*compress)(void *ctx, const uint8_t *src, size_t srclen,
+			 uint8_t *dst, size_t dstcap);
+	/* Writes the superblock configuration record payload; returns size. */
+	size_t (*cfg_record)(const struct kiln_compr_cfg *cfg, uint8_t *out);
+};
+
+/* Parses "ALG", "ALG,N" or "ALG,level=N"; prints an error on failure. */
+int kiln_compr_parse(const char *spec, struct kiln_compr_cfg *cfg);
+void kiln_compr_finish_cfg(struct kiln_compr_cfg *cfg, uint32_t blksz);
+
+/*
+ * Fixed-output compression on top of a one-shot compressor: the largest
+ * prefix whose compressed size fits dstcap, found by guided search. scratch
+ * must hold compressBound(*srclen) bytes.
+ */
+long kiln_fit_by_search(const struct kiln_compressor *c, void *ctx,
+			const uint8_t *src, size_t *srclen, uint8_t *dst,
+			size_t dstcap, uint8_t *scratch, size_t scratchcap,
+			double *ratio_hint);
+
+extern const struct kiln_compressor kiln_lz4, kiln_lz4hc, kiln_zstd,
+	kiln_lzma, kiln_deflate;
+
+#endif

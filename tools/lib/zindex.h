@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Compressed inodes' logical-cluster indexes (full, 8 bytes per lcluster).
+ * An extent is a byte range of the file stored in one pcluster; the index
+ * has one record per lcluster saying whether an extent starts in it.
+ */
+#ifndef KILN_ZINDEX_H
+#define KILN_ZINDEX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define Z_EROFS_LCLUSTER_TYPE_PLAIN	0
+#define Z_EROFS_LCLUSTER_TYPE_HEAD1	1
+#define Z_EROFS_LCLUSTER_TYPE_NONHEAD	2
+#define Z_EROFS_LI_D0_CBLKCNT		0x0800
+#define Z_EROFS_ADVISE_BIG_PCLUSTER_1	0x0002
+#define Z_EROFS_MAP_HEADER_SIZE		8
+
+struct kiln_extent {
+	uint64_t start;			/* first byte of the file it holds */
+	uint32_t blkaddr;		/* first block of its pcluster */
+	uint16_t nblocks;		/* pcluster size in blocks */
+	bool plain;			/* stored uncompressed */
+};
+
+/* Bytes from the map header to the end of the index. */
+uint64_t kiln_zindex_size(uint64_t isize, unsigned int blkszbits);
+void kiln_zindex_encode(uint8_t *out, const struct kiln_extent *ext,
+			uint32_t nr, uint64_t isize, unsigned int blkszbits,
+			uint8_t alg, bool big_pcluster);
+
+#endif

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "erofs_fs.h"
+#include "kiln.h"
+#include "layout.h"
+#include "util.h"
+#include "workqueue.h"
+#include "zindex.h"
+#include "zwrite.h"
+
+/* Per-file state, alive until its last segment is written. */
+struct zfile {
+	struct kiln_inode *in;
+	struct kiln_extent *ext;
+	uint32_t nr_ext, cap_ext;
+	uint32_t segs_left;
+	uint32_t blocks;
+	int fd;
+	bool failed;
+};
+
+struct zseg {
+	struct kiln_job job;
+	struct kiln_zwriter *zw;
+	struct zfile *f;
+	uint64_t start;			/* segment offset in the file */
+	uint8_t *in, *out;
+	size_t inlen, outlen;
+	struct { uint32_t len; uint16_t nblocks; bool plain; } *ext;
+	uint32_t nr_ext;
+	int error;
+};
+
+struct kiln_zwriter {
+	const struct kiln_compr_cfg *cfg;
+	struct kiln_workqueue wq;
+	int fd;
+	const char *image;
+	unsigned int blkszbits;
+	uint32_t blksz, next_blk;
+	uint64_t segsize;
+	uint8_t *meta;
+	struct zseg *ring;		/* in-flight segments, FIFO */
+	unsigned int ring_size, head, count;
+	int error;
+};
+
+struct zworker {
+	const struct kiln_compr_cfg *cfg;
+	void *cctx;
+	uint8_t *scratch;
+	size_t scratchcap;
+	double ratio;			/* input/output of the last fit */
+};
+
+uint64_t kiln_zw_segment_size(const struct kiln_compr_cfg *cfg)
+{
+	/* several pclusters per segment; at most 8 MiB (kernel: 12 MiB) */
+	uint64_t s = 8ull * cfg->pclustersize;
+
+	return s < (4u << 20) ? 4u << 20 : s > (8u << 20) ? 8u << 20 : s;
+}
+
+static void *worker_init(void *arg)
+{
+	const struct kiln_compr_cfg *cfg = arg;
+	struct zworker *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->cfg = cfg;
+	w->ratio = 3.0;
+	w->cctx = cfg->c->create(cfg);
+	w->scratchcap = kiln_zw_segment_size(cfg) * 2 + 65536;
+	w->scratch = cfg->c->compress ? malloc(w->scratchcap) : NULL;
+	if (!w->cctx || (cfg->c->compress && !w->scratch)) {
+		if (w->cctx)
+			cfg->c->destroy(w->cctx);
+		free(w->scratch);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+static void worker_exit(void *p)
+{
+	struct zworker *w = p;
+
+	w->cfg->c->destroy(w->cctx);
+	free(w->scratch);
+	free(w);
+}
+
+static void add_ext(struct zseg *s, uint32_t len, uint16_t nblocks, bool plain)
+{
+	s->ext[s->nr_ext].len = len;
+	s->ext[s->nr_ext].nblocks = nblocks;
+	s->ext[s->nr_ext++].plain = plain;
+	s->outlen += (size_t)nblocks * s->zw->blksz;
+}
+
+static long fit(struct zworker *w, const uint8_t *src, size_t *len,
+		uint8_t *dst, size_t cap)
+{
+	const struct kiln_compressor *c = w->cfg->c;
+
+	if (c->compress_destsize)
+		return c->compress_destsize(w->cctx, src, len, dst, cap);
+	return kiln_fit_by_search(c, w->cctx, src, len, dst, cap, w->scratch,
+				  w->scratchcap, &w->ratio);
+}
+
+/*
+ * Cuts one segment into extents. An extent is compressed only if that saves
+ * at least a block; otherwise it is one plain block. An extent starting in
+ * the file's last lcluster is always plain (the kernel wants every
+ * compressed extent to reach into a following lcluster).
+ */
+static void compress_segment(struct kiln_job *job, void *ctx)
+{
+	struct zseg *s = (struct zseg *)job;
+	struct zworker *w = ctx;
+	uint32_t blksz = s->zw->blksz;
+	uint64_t isize = s->f->in->size, lastlc = (isize - 1) / blksz;
+	size_t pos = 0;
+
+	if (!w) {
+		s->error = ENOMEM;
+		return;
+	}
+	while (pos < s->inlen) {
+		size_t rem = s->inlen - pos, take = rem;
+		uint8_t *dst = s->out + s->outlen;
+		long n = 0;
+		bool last = (s->start + pos) / blksz == lastlc;
+
+		if (rem > blksz && !last) {
+			n = fit(w, s->in + pos, &take, dst, w->cfg->pclustersize);
+			if (n < 0) {
+				s->error = EIO;
+				return;
+			}
+		}
+		if (n > 0 && round_up((uint64_t)n, blksz) < take) {
+			uint32_t nb = (uint32_t)(round_up((uint64_t)n, blksz) / blksz);
+			size_t pad = (size_t)nb * blksz - (size_t)n;
+
+			/* 0PADDING: the stream ends where its pcluster ends */
+			memmove(dst + pad, dst, (size_t)n);
+			memset(dst, 0, pad);
+			add_ext(s, (uint32_t)take, (uint16_t)nb, false);
+		} else {
+			take = rem < blksz ? rem : blksz;
+			memcpy(dst, s->in + pos, take);
+			memset(dst + take, 0, blksz - take);
+			add_ext(s, (uint32_t)take, 1, true);
+		}
+		pos += take;
+	}
+}
+
+struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
+				   unsigned int workers, int fd,
+				   const char *image, unsigned int blkszbits,
+				   uint32_t first_blk, uint8_t *meta)
+{
+	struct kiln_zwriter *zw = xcalloc(1, sizeof(*zw));
+
+	zw->cfg = cfg;
+	zw->fd = fd;
+	zw->image = image;
+	zw->blkszbits = blkszbits;
+	zw->blksz = 1u << blkszbits;
+	zw->next_blk = first_blk;
+	zw->meta = meta;
+	zw->segsize = kiln_zw_segment_size(cfg);
+	zw->ring_size = 2 * workers;
+	zw->ring = xcalloc(zw->ring_size, sizeof(*zw->ring));
+	for (unsigned int i = 0; i < zw->ring_size; i++) {
+		zw->ring[i].in = xmalloc(zw->segsize);
+		zw->ring[i].out = xmalloc(zw->segsize + 2 * zw->blksz +
+					  cfg->pclustersize);
+		zw->ring[i].ext = xmalloc((zw->segsize / zw->blksz + 2) *
+					  sizeof(*zw->ring[i].ext));
+	}
+	if (kiln_wq_start(&zw->wq, workers, worker_init, worker_exit,
+			  (void *)cfg)) {
+		free(zw);
+		return NULL;
+	}
+	return zw;
+}
+
+static int file_done(struct kiln_zwriter *zw, struct zfile *f)
+{
+	struct kiln_inode *in = f->in;
+	struct stat st;
+	uint8_t *p = zw->meta + (in->nid << EROFS_ISLOT_BITS) +
+		     round_up(kiln_inode_base_size(in), 8);
+	int ret = 0;
+
+	if (f->failed) {
+		ret = -1;
+	} else if (fstat(f->fd, &st) || (uint64_t)st.st_size != in->size ||
+	    st.st_mtim.tv_sec != in->src_mtim.tv_sec ||
+	    st.st_mtim.tv_nsec != in->src_mtim.tv_nsec) {
+		kiln_err("%s: file changed while being read", in->srcpath);
+		ret = -1;
+	} else {
+		kiln_zindex_encode(p, f->ext, f->nr_ext, in->size, zw->blkszbits,
+				   zw->cfg->c->alg, zw->cfg->pclustersize > zw->blksz);
+		in->zblocks = f->blocks;
+	}
+	close(f->fd);
+	free(f->ext);
+	free(f);
+	return ret;
+}
+
+/* Writes the oldest in-flight segment and records its extents. */
+static int retire_one(struct kiln_zwriter *zw)
+{
+	struct zseg *s = &zw->ring[zw->head];
+	struct zfile *f = s->f;
+	uint64_t pos = s->start;
+	int ret = 0;
+
+	kiln_wq_wait(&zw->wq, &s->job);
+	zw->head = (zw->head + 1) % zw->ring_size;
+	zw->count--;
+	if (f->failed) {
+		ret = -1;
+	} else if (s->error) {
+		kiln_err("%s: compression failed: %s", f->in->srcpath,
+			 strerror(s->error));
+		ret = -1;
+	} else if (pwrite_all(zw->fd, s->out, s->outlen,
+			      (uint64_t)zw->next_blk << zw->blkszbits)) {
+		kiln_err("%s: write failed: %s", zw->image, strerror(errno));
+		ret = -1;
+	}
+	for (uint32_t i = 0; i < s->nr_ext && !ret; i++) {
+		if (f->nr_ext == f->cap_ext) {
+			f->cap_ext = f->cap_ext ? f->cap_ext * 2 : 16;
+			f->ext = xrealloc(f->ext, f->cap_ext * sizeof(*f->ext));
+		}
+		f->ext[f->nr_ext++] = (struct kiln_extent){
+			.start = pos, .blkaddr = zw->next_blk,
+			.nblocks = s->ext[i].nblocks, .plain = s->ext[i].plain,
+		};
+		pos += s->ext[i].len;
+		zw->next_blk += s->ext[i].nblocks;
+		f->blocks += s->ext[i].nblocks;
+	}
+	f->failed |= ret != 0;
+	if (--f->segs_left == 0 && file_done(zw, f))
+		ret = -1;
+	return ret;
+}
+
+/* Gives up on a file from segment offset off on; in-flight ones drain. */
+static int abandon(struct kiln_zwriter *zw, struct zfile *f, uint64_t off)
+{
+	uint32_t unsent = (uint32_t)((f->in->size - off + zw->segsize - 1) /
+				     zw->segsize);
+
+	f->failed = true;
+	f->segs_left -= unsent;
+	if (!f->segs_left)
+		file_done(zw, f);
+	return -1;
+}
+
+int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in)
+{
+	struct zfile *f = xcalloc(1, sizeof(*f));
+
+	f->in = in;
+	f->segs_left = (uint32_t)((in->size + zw->segsize - 1) / zw->segsize);
+	f->fd = open(in->srcpath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (f->fd < 0) {
+		kiln_err("%s: %s", in->srcpath, strerror(errno));
+		free(f);
+		return -1;
+	}
+	for (uint64_t off = 0; off < in->size; off += zw->segsize) {
+		struct zseg *s;
+		ssize_t n;
+
+		if (zw->count == zw->ring_size && retire_one(zw))
+			return abandon(zw, f, off);
+		s = &zw->ring[(zw->head + zw->count) % zw->ring_size];
+		s->zw = zw;
+		s->f = f;
+		s->start = off;
+		s->inlen = in->size - off < zw->segsize ?
+			   (size_t)(in->size - off) : (size_t)zw->segsize;
+		s->outlen = 0;
+		s->nr_ext = 0;
+		s->error = 0;
+		n = pread_all(f->fd, s->in, s->inlen, off);
+		if (n < 0 || (size_t)n != s->inlen) {
+			kiln_err("%s: %s", in->srcpath, n < 0 ? strerror(errno) :
+				 "file changed while being read");
+			return abandon(zw, f, off);
+		}
+		s->job.fn = compress_segment;
+		kiln_wq_submit(&zw->wq, &s->job);
+		zw->count++;
+	}
+	return 0;
+}
+
+int kiln_zw_finish(struct kiln_zwriter *zw, uint32_t *end_blk)
+{
+	int ret = 0;
+
+	while (zw->count)
+		if (retire_one(zw))
+			ret = -1;
+	kiln_wq_stop(&zw->wq);
+	*end_blk = zw->next_blk;
+	for (unsigned int i = 0; i < zw->ring_size; i++) {
+		free(zw->ring[i].in);
+		free(zw->ring[i].out);
+		free(zw->ring[i].ext);
+	}
+	free(zw->ring);
+	free(zw);
+	return ret;
+}
