@@ -13,9 +13,11 @@ done
 if [ "$(id -u)" = 0 ]; then
 	TREE=$(mktemp -d "$SCRATCH/kiln-tree.XXXXXX")/tree
 	tests/lib/mktree.sh "$TREE" || { echo "mktree failed"; exit 1; }
-	trap 'rm -rf "${TREE%/tree}"' EXIT
 fi
 export TREE=${TREE:-/nonexistent}
+ZTREE=$(mktemp -u "$SCRATCH/kiln-ztree.XXXXXX")
+export ZTREE
+trap 'rm -rf "${TREE%/tree}" "$ZTREE"' EXIT
 
 for f in tests/integration/*.sh; do
 	. "$f"

@@ -57,6 +57,11 @@ struct zworker {
 	size_t scratchcap;
 	double ratio;			/* input/output of the last fit */
 };
+/*
+ * The ratio guides the search for zstd/deflate and so shapes the extents:
+ * it restarts with every segment, or output would depend on which worker
+ * compressed what before.
+ */
 
 uint64_t kiln_zw_segment_size(const struct kiln_compr_cfg *cfg)
 {
@@ -74,7 +79,6 @@ static void *worker_init(void *arg)
 	if (!w)
 		return NULL;
 	w->cfg = cfg;
-	w->ratio = 3.0;
 	w->cctx = cfg->c->create(cfg);
 	w->scratchcap = kiln_zw_segment_size(cfg) * 2 + 65536;
 	w->scratch = cfg->c->compress ? malloc(w->scratchcap) : NULL;
@@ -134,6 +138,7 @@ static void compress_segment(struct kiln_job *job, void *ctx)
 		s->error = ENOMEM;
 		return;
 	}
+	w->ratio = 3.0;
 	while (pos < s->inlen) {
 		size_t rem = s->inlen - pos, take = rem;
 		uint8_t *dst = s->out + s->outlen;

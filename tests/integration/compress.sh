@@ -1,0 +1,84 @@
+# Compressed images: every algorithm and physical cluster size is mounted
+# by the running kernel and compared with its source; images must not
+# depend on the number of workers.
+
+ALGS="lz4 lz4hc zstd lzma deflate"
+
+# One tree of boundary sizes, made once per run.
+ztree() {
+	if [ ! -d "$ZTREE" ]; then
+		tests/lib/mkztree.sh "$ZTREE" >/dev/null
+	fi
+}
+
+test_compress_roundtrip() {
+	need_root
+	ztree
+	for alg in $ALGS; do
+		for c in 4096 16384 65536 262144; do
+			mkfs -z "$alg" -C "$c" "$T/$alg-$c" "$ZTREE"
+			mount_erofs "$T/$alg-$c" "$T/m-$alg-$c"
+			$TREECMP "$ZTREE" "$T/m-$alg-$c" || fail "$alg -C $c"
+			umount "$T/m-$alg-$c"
+		done
+	done
+}
+
+# The full test tree (xattrs, hard links, every file type) compressed.
+test_compress_full_tree() {
+	need_root
+	for alg in $ALGS; do
+		mkfs -z "$alg" -C 65536 "$T/$alg" "$TREE"
+		mount_erofs "$T/$alg" "$T/m-$alg"
+		$TREECMP "$TREE" "$T/m-$alg" || fail "$alg"
+	done
+}
+
+# Debian's erofs-utils 1.5 knows LZ4 only: it must accept those images and
+# decompress every byte of them.
+test_compress_fsck_lz4() {
+	ztree
+	for alg in lz4 lz4hc; do
+		for c in 4096 65536; do
+			mkfs -z "$alg" -C "$c" "$T/img" "$ZTREE"
+			fsck.erofs --extract "$T/img" || fail "$alg -C $c"
+		done
+	done
+}
+
+test_compress_deterministic() {
+	ztree
+	for alg in $ALGS; do
+		mkfs -z "$alg" -C 16384 --workers=1 "$T/w1" "$ZTREE"
+		mkfs -z "$alg" -C 16384 --workers=2 "$T/w2" "$ZTREE"
+		mkfs -z "$alg" -C 16384 -j 8 "$T/w8" "$ZTREE"
+		cmp "$T/w1" "$T/w2" && cmp "$T/w1" "$T/w8" || fail "$alg differs by workers"
+	done
+	# and it does compress: text shrinks, noise is stored as it is
+	[ "$(stat -c %s "$T/w1")" -lt "$(du -sb --apparent-size "$ZTREE" | cut -f1)" ]
+}
+
+# A 5 GiB file, past 32-bit sizes, in a compressed image.
+test_compress_large_file() {
+	need_root
+	mkdir "$T/src"
+	truncate -s $((5 * 1024 * 1024 * 1024 + 5)) "$T/src/big"
+	printf 'start' | dd of="$T/src/big" conv=notrunc status=none
+	printf 'across4G' | dd of="$T/src/big" bs=1 seek=$((4 * 1024 * 1024 * 1024 - 3)) conv=notrunc status=none
+	mkfs -z lz4 -C 65536 "$T/img" "$T/src"
+	mount_erofs "$T/img" "$T/m"
+	cmp "$T/src/big" "$T/m/big"
+}
+
+test_compress_bad_options() {
+	mkdir "$T/src"
+	for args in "-z gzip" "-z lz4hc,13" "-z zstd,0" "-z lzma,level=10" \
+		    "-z lz4 -C 5000" "-z lz4 -C 2097152" "-C 65536" "--workers=0"; do
+		# shellcheck disable=SC2086
+		if "$BIN/mkfs.erofs" $args "$T/bad" "$T/src" 2>"$T/err"; then
+			fail "accepted: $args"
+		fi
+		[ "$(wc -l < "$T/err")" = 1 ] || fail "not one line for '$args': $(cat "$T/err")"
+		[ ! -e "$T/bad" ]
+	done
+}
