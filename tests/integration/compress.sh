@@ -21,6 +21,13 @@ test_compress_roundtrip() {
 			$TREECMP "$ZTREE" "$T/m-$alg-$c" || fail "$alg -C $c"
 			umount "$T/m-$alg-$c"
 		done
+		# full (8-byte) indexes too, small and big pclusters
+		for c in 4096 65536; do
+			mkfs -z "$alg" -C "$c" -E legacy-compress "$T/full" "$ZTREE"
+			mount_erofs "$T/full" "$T/mf-$alg-$c"
+			$TREECMP "$ZTREE" "$T/mf-$alg-$c" || fail "$alg -C $c full index"
+			umount "$T/mf-$alg-$c"
+		done
 	done
 }
 
@@ -73,7 +80,8 @@ test_compress_large_file() {
 test_compress_bad_options() {
 	mkdir "$T/src"
 	for args in "-z gzip" "-z lz4hc,13" "-z zstd,0" "-z lzma,level=10" \
-		    "-z lz4 -C 5000" "-z lz4 -C 2097152" "-C 65536" "--workers=0"; do
+		    "-z lz4 -C 5000" "-z lz4 -C 2097152" "-C 65536" "--workers=0" \
+		    "-z lz4 -E nonsense"; do
 		# shellcheck disable=SC2086
 		if "$BIN/mkfs.erofs" $args "$T/bad" "$T/src" 2>"$T/err"; then
 			fail "accepted: $args"

@@ -31,11 +31,12 @@ run_test() {
 	case $name in ${ONLY:-*}) ;; *) return 0 ;; esac
 	log="$LOGDIR/$(echo "$name" | tr '/' '_').log"
 	T=$(mktemp -d "$SCRATCH/kiln-test.XXXXXX")
+	local t0=$SECONDS
 	( set -eE; trap 'echo "FAIL: line $LINENO: $BASH_COMMAND" >&2' ERR
 	  "$@" ) > "$log" 2>&1
 	rc=$?
 	if [ $rc = 0 ]; then
-		PASSED=$((PASSED + 1)); echo "ok      $name"
+		PASSED=$((PASSED + 1)); echo "ok      $name ($((SECONDS - t0)) s)"
 	elif [ $rc = 77 ]; then
 		SKIPPED=$((SKIPPED + 1)); echo "skip    $name: $(cat "$T/.skip")"
 	else

@@ -8,6 +8,7 @@
 #ifndef KILN_COMPRESS_H
 #define KILN_COMPRESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,7 @@ struct kiln_compr_cfg {
 	int level;
 	uint32_t pclustersize;		/* bytes, a multiple of the block size */
 	uint32_t dict_size;		/* lzma dictionary / zstd window */
+	bool full_index;		/* -E legacy-compress: layout 1 */
 };
 
 struct kiln_compressor {

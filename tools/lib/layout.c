@@ -7,7 +7,7 @@
 #include "kiln.h"
 #include "layout.h"
 #include "metaalloc.h"
-#include "zindex.h"
+#include "zwrite.h"
 #include "le.h"
 #include "util.h"
 
@@ -91,7 +91,8 @@ static void order_inodes(struct kiln_tree *t, struct kiln_layout *l)
 	}
 }
 
-static void place_inode(struct meta_alloc *a, struct kiln_inode *in)
+static void place_inode(struct meta_alloc *a, struct kiln_inode *in,
+			const struct kiln_compr_cfg *cfg)
 {
 	uint32_t base = kiln_inode_isize(in) + in->xattr_isize;
 	uint32_t tail = has_blocks(in) ? (uint32_t)(in->size % a->blksz) : 0;
@@ -100,10 +101,13 @@ static void place_inode(struct meta_alloc *a, struct kiln_inode *in)
 	in->datalayout = EROFS_INODE_FLAT_PLAIN;
 	in->inline_size = 0;
 	if (in->compressed) {
-		in->datalayout = EROFS_INODE_COMPRESSED_FULL;
-		base = (uint32_t)round_up(base, 8) +
-		       (uint32_t)kiln_zindex_size(in->size,
+		struct kiln_zindex_fmt fmt = kiln_zfmt(cfg,
 				(unsigned int)__builtin_ctz(a->blksz));
+
+		in->datalayout = fmt.compact ? EROFS_INODE_COMPRESSED_COMPACT :
+					       EROFS_INODE_COMPRESSED_FULL;
+		base = (uint32_t)round_up(base, 8) +
+		       (uint32_t)kiln_zindex_size(in->size, &fmt);
 		tail = 0;
 	}
 	if (tail && base + tail <= a->blksz) {
@@ -180,13 +184,13 @@ int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
 	/* metadata starts right after the superblock; root first (16-bit nid) */
 	meta_alloc_init(&a, l->blksz, EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE +
 			kiln_compr_cfgs_encode(cfg, blkszbits, NULL));
-	place_inode(&a, l->order[0]);
+	place_inode(&a, l->order[0], cfg);
 	if (pool->size) {
 		l->pool_pos = meta_alloc_contiguous(&a, pool->size);
 		kiln_xattr_pool_place(pool, l->pool_pos);
 	}
 	for (uint32_t i = 1; i < l->nr; i++)
-		place_inode(&a, l->order[i]);
+		place_inode(&a, l->order[i], cfg);
 	l->meta_blocks = (uint32_t)((a.end + l->blksz - 1) / l->blksz);
 	kiln_info(2, "metadata: %llu bytes of records in %u blocks",
 		  (unsigned long long)a.used, l->meta_blocks);

@@ -1,69 +1,155 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdlib.h>
 #include <string.h>
 #include "le.h"
+#include "util.h"
 #include "zindex.h"
 
-uint64_t kiln_zindex_size(uint64_t isize, unsigned int blkszbits)
-{
-	uint64_t nlc = (isize + (1ull << blkszbits) - 1) >> blkszbits;
+/* One lcluster's record before it is encoded. */
+struct lrec {
+	uint8_t type;
+	uint16_t clusterofs;		/* heads */
+	uint16_t d0, d1;		/* NONHEAD: back to head, on to next */
+	uint32_t blkaddr;		/* heads */
+};
 
+static uint64_t nr_lclusters(uint64_t isize, unsigned int blkszbits)
+{
+	return (isize + (1ull << blkszbits) - 1) >> blkszbits;
+}
+
+uint64_t kiln_zindex_size(uint64_t isize, const struct kiln_zindex_fmt *f)
+{
+	uint64_t nlc = nr_lclusters(isize, f->blkszbits);
+
+	if (f->compact)		/* 4B packs: two records and a le32 base */
+		return Z_EROFS_MAP_HEADER_SIZE + 8 * ((nlc + 1) / 2);
 	return Z_EROFS_MAP_HEADER_SIZE + 8 + 8 * nlc;
 }
 
-static void put_head(uint8_t *r, unsigned int type, uint32_t clusterofs,
-		     uint32_t blkaddr)
-{
-	put_le16(r, (uint16_t)type);
-	put_le16(r + 2, (uint16_t)clusterofs);
-	put_le32(r + 4, blkaddr);
-}
-
-static void put_nonhead(uint8_t *r, uint32_t delta0, uint32_t delta1)
-{
-	put_le16(r, Z_EROFS_LCLUSTER_TYPE_NONHEAD);
-	put_le16(r + 2, 0);
-	put_le16(r + 4, (uint16_t)delta0);
-	put_le16(r + 6, (uint16_t)delta1);
-}
-
 /*
- * The lcluster size equals the block size (h_clusterbits 0). Rules the
- * kernel relies on: record 0 is a head at offset 0; every lcluster between
- * two heads is a NONHEAD pointing back (delta0) and forward (delta1); the
- * first NONHEAD after a big pcluster's head carries its block count; and if
- * the last extent started before the last lcluster, that lcluster holds a
- * PLAIN "sentinel" whose offset marks the end of the file.
+ * Rules the kernel relies on: record 0 is a head at offset 0; every
+ * lcluster between two heads is a NONHEAD pointing back (delta0, chained in
+ * steps of at most 2047) and forward (delta1); the first NONHEAD after a
+ * big pcluster's head carries its block count (CBLKCNT); and if the last
+ * extent started before the last lcluster, that lcluster holds a PLAIN
+ * "sentinel" whose offset marks the end of the file.
  */
-void kiln_zindex_encode(uint8_t *out, const struct kiln_extent *ext,
-			uint32_t nr, uint64_t isize, unsigned int blkszbits,
-			uint8_t alg, bool big_pcluster)
+static void build(struct lrec *r, const struct kiln_extent *ext, uint32_t nr,
+		  uint64_t isize, const struct kiln_zindex_fmt *f)
 {
-	uint64_t lcsize = 1ull << blkszbits;
-	uint64_t nlc = (isize + lcsize - 1) >> blkszbits;
-	uint8_t *rec = out + Z_EROFS_MAP_HEADER_SIZE + 8;
-	bool sentinel = isize % lcsize &&
-			ext[nr - 1].start >> blkszbits < nlc - 1;
+	uint64_t lcmask = (1ull << f->blkszbits) - 1;
+	uint64_t nlc = nr_lclusters(isize, f->blkszbits);
+	bool sentinel = (isize & lcmask) &&
+			ext[nr - 1].start >> f->blkszbits < nlc - 1;
 
-	memset(out, 0, kiln_zindex_size(isize, blkszbits));
-	put_le16(out + 4, big_pcluster ? Z_EROFS_ADVISE_BIG_PCLUSTER_1 : 0);
-	out[6] = alg & 0x0f;
 	for (uint32_t i = 0; i < nr; i++) {
-		uint64_t h = ext[i].start >> blkszbits;
-		uint64_t next = i + 1 < nr ? ext[i + 1].start >> blkszbits :
+		uint64_t h = ext[i].start >> f->blkszbits;
+		uint64_t next = i + 1 < nr ? ext[i + 1].start >> f->blkszbits :
 				sentinel ? nlc - 1 : nlc;
+		/* compact walks back over heads, so every head gets CBLKCNT */
+		bool cblk = f->big_pcluster && (f->compact || !ext[i].plain);
 
-		put_head(rec + 8 * h, ext[i].plain ? Z_EROFS_LCLUSTER_TYPE_PLAIN :
-			 Z_EROFS_LCLUSTER_TYPE_HEAD1,
-			 (uint32_t)(ext[i].start & (lcsize - 1)), ext[i].blkaddr);
+		r[h] = (struct lrec){
+			.type = ext[i].plain ? Z_EROFS_LCLUSTER_TYPE_PLAIN :
+					       Z_EROFS_LCLUSTER_TYPE_HEAD1,
+			.clusterofs = (uint16_t)(ext[i].start & lcmask),
+			.blkaddr = ext[i].blkaddr,
+		};
 		for (uint64_t k = h + 1; k < next; k++) {
-			uint32_t d0 = k - h > 2047 ? 2047 : (uint32_t)(k - h);
-
-			if (k == h + 1 && big_pcluster && !ext[i].plain)
-				d0 = Z_EROFS_LI_D0_CBLKCNT | ext[i].nblocks;
-			put_nonhead(rec + 8 * k, d0, (uint32_t)(next - k));
+			r[k].type = Z_EROFS_LCLUSTER_TYPE_NONHEAD;
+			r[k].d0 = k - h > 2047 ? 2047 : (uint16_t)(k - h);
+			if (k == h + 1 && cblk)
+				r[k].d0 = Z_EROFS_LI_D0_CBLKCNT | ext[i].nblocks;
+			r[k].d1 = (uint16_t)(next - k);
 		}
 	}
 	if (sentinel)
-		put_head(rec + 8 * (nlc - 1), Z_EROFS_LCLUSTER_TYPE_PLAIN,
-			 (uint32_t)(isize & (lcsize - 1)), 0);
+		r[nlc - 1] = (struct lrec){ .type = Z_EROFS_LCLUSTER_TYPE_PLAIN,
+					    .clusterofs = (uint16_t)(isize & lcmask) };
+}
+
+static void encode_full(uint8_t *rec, const struct lrec *r, uint64_t nlc)
+{
+	for (uint64_t k = 0; k < nlc; k++, rec += 8) {
+		put_le16(rec, r[k].type);
+		if (r[k].type == Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
+			put_le16(rec + 4, r[k].d0);
+			put_le16(rec + 6, r[k].d1);
+		} else {
+			put_le16(rec + 2, r[k].clusterofs);
+			put_le32(rec + 4, r[k].blkaddr);
+		}
+	}
+}
+
+/*
+ * 4B packs: two 16-bit entries (lo | type << 12) and a le32 block base. A
+ * NONHEAD's lo is delta0, except in a pack's last entry, where it is
+ * delta1 unless it carries CBLKCNT. Readers find a head's block from the
+ * base plus the pclusters before it in the pack, so the base is the block
+ * of the first pcluster not yet accounted for by an earlier pack.
+ */
+static void encode_compact(uint8_t *p, const struct lrec *r, uint64_t nlc,
+			   bool big, uint32_t first_blk)
+{
+	uint32_t cur = first_blk;
+	bool pending = false;		/* last head's size not yet counted */
+
+	for (uint64_t k = 0; k < nlc; k += 2, p += 8) {
+		uint32_t base = big ? cur : cur - 1;
+		bool first_head = true;
+
+		for (unsigned int j = 0; j < 2 && k + j < nlc; j++) {
+			const struct lrec *e = &r[k + j];
+			uint16_t lo = e->clusterofs;
+
+			if (e->type == Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
+				lo = e->d0;
+				if (j == 1 && !(lo & Z_EROFS_LI_D0_CBLKCNT))
+					lo = e->d1 > 2047 ? 2047 : e->d1;
+				if (e->d0 & Z_EROFS_LI_D0_CBLKCNT) {
+					cur += e->d0 & ~Z_EROFS_LI_D0_CBLKCNT;
+					pending = false;
+				}
+			} else if (big) {
+				if (pending)
+					cur++;
+				if (first_head)
+					base = cur;
+				pending = true;
+				first_head = false;
+			} else {		/* 1-block pclusters in a row */
+				if (first_head)
+					base = cur - 1;
+				cur++;
+				first_head = false;
+			}
+			put_le16(p + 2 * j, (uint16_t)(lo | e->type << 12));
+		}
+		put_le32(p + 4, base);
+	}
+}
+
+void kiln_zindex_encode(uint8_t *out, const struct kiln_extent *ext,
+			uint32_t nr, uint64_t isize,
+			const struct kiln_zindex_fmt *f)
+{
+	uint64_t nlc = nr_lclusters(isize, f->blkszbits);
+	struct lrec *r = xcalloc(nlc, sizeof(*r));
+	uint16_t advise = 0;
+
+	build(r, ext, nr, isize, f);
+	memset(out, 0, kiln_zindex_size(isize, f));
+	if (f->big_pcluster)
+		advise = Z_EROFS_ADVISE_BIG_PCLUSTER_1 |
+			 (f->compact ? Z_EROFS_ADVISE_BIG_PCLUSTER_2 : 0);
+	put_le16(out + 4, advise);
+	out[6] = f->alg & 0x0f;
+	if (f->compact)
+		encode_compact(out + Z_EROFS_MAP_HEADER_SIZE, r, nlc,
+			       f->big_pcluster, ext[0].blkaddr);
+	else
+		encode_full(out + Z_EROFS_MAP_HEADER_SIZE + 8, r, nlc);
+	free(r);
 }

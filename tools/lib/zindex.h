@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Compressed inodes' logical-cluster indexes (full, 8 bytes per lcluster).
- * An extent is a byte range of the file stored in one pcluster; the index
- * has one record per lcluster saying whether an extent starts in it.
+ * Compressed inodes' logical-cluster indexes. An extent is a byte range of
+ * the file stored in one pcluster; the index has one record per lcluster
+ * saying whether an extent starts in it. Two encodings: full (8 bytes a
+ * record, layout 1) and compact (4-byte packs of two records, layout 3).
  */
 #ifndef KILN_ZINDEX_H
 #define KILN_ZINDEX_H
@@ -15,6 +16,7 @@
 #define Z_EROFS_LCLUSTER_TYPE_NONHEAD	2
 #define Z_EROFS_LI_D0_CBLKCNT		0x0800
 #define Z_EROFS_ADVISE_BIG_PCLUSTER_1	0x0002
+#define Z_EROFS_ADVISE_BIG_PCLUSTER_2	0x0004
 #define Z_EROFS_MAP_HEADER_SIZE		8
 
 struct kiln_extent {
@@ -24,10 +26,17 @@ struct kiln_extent {
 	bool plain;			/* stored uncompressed */
 };
 
+struct kiln_zindex_fmt {
+	unsigned int blkszbits;		/* lcluster size = block size */
+	uint8_t alg;
+	bool big_pcluster;
+	bool compact;
+};
+
 /* Bytes from the map header to the end of the index. */
-uint64_t kiln_zindex_size(uint64_t isize, unsigned int blkszbits);
+uint64_t kiln_zindex_size(uint64_t isize, const struct kiln_zindex_fmt *f);
 void kiln_zindex_encode(uint8_t *out, const struct kiln_extent *ext,
-			uint32_t nr, uint64_t isize, unsigned int blkszbits,
-			uint8_t alg, bool big_pcluster);
+			uint32_t nr, uint64_t isize,
+			const struct kiln_zindex_fmt *f);
 
 #endif

@@ -218,8 +218,9 @@ static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 		kiln_err("%s: file changed while being read", in->srcpath);
 		ret = -1;
 	} else {
-		kiln_zindex_encode(p, f->ext, f->nr_ext, in->size, zw->blkszbits,
-				   zw->cfg->c->alg, zw->cfg->pclustersize > zw->blksz);
+		struct kiln_zindex_fmt fmt = kiln_zfmt(zw->cfg, zw->blkszbits);
+
+		kiln_zindex_encode(p, f->ext, f->nr_ext, in->size, &fmt);
 		in->zblocks = f->blocks;
 	}
 	close(f->fd);

@@ -11,6 +11,7 @@
 
 #include "compress.h"
 #include "inode.h"
+#include "zindex.h"
 
 struct kiln_zwriter;
 
@@ -23,5 +24,15 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in);
 /* Drains and stops; returns the first block after all compressed data. */
 int kiln_zw_finish(struct kiln_zwriter *zw, uint32_t *end_blk);
 uint64_t kiln_zw_segment_size(const struct kiln_compr_cfg *cfg);
+
+static inline struct kiln_zindex_fmt kiln_zfmt(const struct kiln_compr_cfg *c,
+					       unsigned int blkszbits)
+{
+	return (struct kiln_zindex_fmt){
+		.blkszbits = blkszbits, .alg = c->c->alg,
+		.big_pcluster = c->pclustersize > 1u << blkszbits,
+		.compact = !c->full_index,
+	};
+}
 
 #endif

@@ -39,6 +39,7 @@ static void usage(FILE *f)
 "                       lzma (0..9) or deflate (1..9)\n"
 "  -C SIZE              largest physical cluster in bytes (default: one block)\n"
 "  --workers=N, -j N    compression threads (default: online CPUs)\n"
+"  -E legacy-compress   full (8-byte) indexes instead of compact ones\n"
 "  -b SIZE              block size in bytes, 512..4096 (default 4096)\n"
 "  -d LEVEL             debug level (0 quiet .. 9)\n"
 "  -L LABEL             volume label (at most 15 bytes)\n"
@@ -117,6 +118,19 @@ static int bad(const char *what, const char *arg)
 	return -1;
 }
 
+/* -E takes a comma-separated list, as in erofs-utils. */
+static int parse_extended(char *arg, struct kiln_mkfs_opts *o)
+{
+	for (char *save = NULL, *opt = strtok_r(arg, ",", &save); opt;
+	     opt = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(opt, "legacy-compress"))
+			o->compr.full_index = true;
+		else
+			return bad("extended option", opt);
+	}
+	return 0;
+}
+
 static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 {
 	unsigned long long v;
@@ -130,6 +144,8 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 			return bad("physical cluster size", arg);
 		o->compr.pclustersize = (uint32_t)v;
 		return 0;
+	case 'E':
+		return parse_extended(arg, o);
 	case 'j':
 	case OPT_WORKERS:
 		if (parse_u64(arg, 1024, &v) || !v)
@@ -246,7 +262,7 @@ static int parse_args(int argc, char **argv, struct kiln_mkfs_opts *o)
 	int c;
 
 	opterr = 0;	/* one line of our own instead of getopt's */
-	while ((c = getopt_long(argc, argv, ":b:C:d:j:L:T:U:z:", long_opts,
+	while ((c = getopt_long(argc, argv, ":b:C:d:E:j:L:T:U:z:", long_opts,
 				NULL)) != -1) {
 		if (c == OPT_HELP || c == OPT_VERSION) {
 			if (c == OPT_HELP)
