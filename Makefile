@@ -15,3 +15,9 @@ host-deps:
 
 clean:
 	rm -rf $(OUT)
+
+.PHONY: bench
+# Benchmarks (slow, by hand): ANCHOR_MKFS=PATH adds another mkfs.erofs.
+bench: tools
+	@scripts/install-host-deps.sh bench
+	@bench/run.sh

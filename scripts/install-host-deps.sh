@@ -7,6 +7,9 @@ PKGS="build-essential musl-tools musl-dev:arm64 gcc-aarch64-linux-gnu
 qemu-user-static erofs-utils attr acl python3 dpkg-dev cmake file xxd
 e2fsprogs util-linux liblz4-dev libzstd-dev liblzma-dev libdeflate-dev"
 
+# `install-host-deps.sh bench` adds what the benchmarks compare against.
+[ "${1:-}" != bench ] || PKGS="$PKGS squashfs-tools debootstrap gnuplot-nox"
+
 [ "$(id -u)" = 0 ] || SUDO=sudo
 SUDO=${SUDO:-}
 

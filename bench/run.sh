@@ -1,0 +1,131 @@
+#!/bin/bash
+# make bench: mkfs.erofs speed, memory and image size on two corpora made
+# from Debian's archive, next to Debian's mkfs.erofs 1.5, mksquashfs and any
+# ANCHOR_MKFS=PATH (e.g. a hand-built erofs-utils 1.9.3). Writes markdown
+# tables to bench/results/. Slow by nature: a benchmark, never a test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BENCH=out/bench
+RESULTS=bench/results
+KILN=$PWD/out/x86_64/bin/mkfs.erofs
+REPEAT=${REPEAT:-1}
+CORPORA=${CORPORA:-rootfs linux}
+ALGS=${ALGS:-lz4 lz4hc zstd lzma deflate}
+mkdir -p "$BENCH" "$RESULTS"
+
+# --- corpora, made once and cached ---------------------------------------
+corpus_rootfs() {
+	[ -f "$BENCH/rootfs.done" ] && return
+	rm -rf "$BENCH/rootfs"
+	debootstrap --variant=minbase bookworm "$BENCH/rootfs" \
+		http://deb.debian.org/debian >"$BENCH/rootfs.log" 2>&1
+	touch "$BENCH/rootfs.done"
+}
+
+corpus_linux() {
+	[ -f "$BENCH/linux.done" ] && return
+	local tmp; tmp=$(mktemp -d "$BENCH/.deb.XXXXXX")
+	(cd "$tmp" && apt-get download -q linux-source-6.1 >/dev/null)
+	dpkg-deb -x "$tmp"/linux-source-6.1_*.deb "$tmp/x"
+	rm -rf "$BENCH/linux" && mkdir "$BENCH/linux"
+	tar -xf "$tmp"/x/usr/src/linux-source-6.1.tar.xz -C "$BENCH/linux"
+	rm -rf "$tmp"
+	touch "$BENCH/linux.done"
+}
+
+# --- measuring ----------------------------------------------------------
+# measure OUT CMD...: runs CMD REPEAT times (cache warm), keeps the median
+# wall time; prints "wall cpu maxrss_kb size_bytes".
+measure() {
+	local out=$1; shift
+	local runs=()
+	for _ in $(seq "$REPEAT"); do
+		rm -f "$out"
+		/usr/bin/time -f '%e %U %S %M' -o "$BENCH/time" "$@" >/dev/null 2>&1 ||
+			{ echo "failed: $*" >&2; return 1; }
+		runs+=("$(awk '{printf "%s %.2f %s", $1, $2 + $3, $4}' "$BENCH/time")")
+	done
+	printf '%s\n' "${runs[@]}" | sort -n | sed -n "$(( (REPEAT + 1) / 2 ))p" |
+		tr '\n' ' '
+	stat -c %s "$out"
+}
+
+squash_comp() {	# mksquashfs options for the same algorithm, if it has it
+	case $1 in
+	lz4) echo "-comp lz4" ;; lz4hc) echo "-comp lz4 -Xhc" ;;
+	zstd) echo "-comp zstd -Xcompression-level 3" ;;
+	lzma) echo "-comp xz" ;; deflate) echo "-comp gzip -Xcompression-level 6" ;;
+	esac
+}
+
+row() {	# row NAME ALG RAW_MBS WORKERS MEASUREMENT SRC_BYTES
+	local name=$1 alg=$2 raw=$3 w=$4 src=$6
+	read -r wall cpu rss size <<<"$5"
+	awk -v n="$name" -v wall="$wall" -v cpu="$cpu" -v rss="$rss" \
+	    -v size="$size" -v src="$src" -v raw="$raw" -v w="$w" 'BEGIN {
+		mbs = src / wall / 1e6
+		frac = raw > 0 && w > 0 ? sprintf("%.0f%%", 100 * mbs / (raw * w)) : "-"
+		printf "| %s | %.2f | %.2f | %.0f | %.1f | %.1f | %s |\n",
+			n, wall, cpu, rss / 1024, size / 1048576, mbs, frac }'
+}
+
+bench_corpus() {
+	local c=$1 src=$BENCH/$1 tarf=$BENCH/$1.tar img=$BENCH/img
+	local bytes raw out=$RESULTS/$c.md
+	bytes=$(du -sb --apparent-size "$src" | cut -f1)
+	[ -f "$tarf" ] || tar cf "$tarf" -C "$src" .
+	"$BENCH/rawspeed" "$tarf" > "$BENCH/$c.raw"
+	{
+		echo "## $c ($((bytes / 1048576)) MiB, $(find "$src" | wc -l) entries)"
+		echo
+		echo "Raw single-core compressor speed on the corpus as one tar in 64 KiB blocks:"
+		echo
+		echo "| compressor | MB/s | ratio |"; echo "|---|---|---|"
+		awk '{printf "| %s | %.1f | %.3f |\n", $1, $2, $3}' "$BENCH/$c.raw"
+		echo
+		echo "| tool | wall s | cpu s | max RSS MiB | image MiB | MB/s | of raw x workers |"
+		echo "|---|---|---|---|---|---|---|"
+	} > "$out"
+	for alg in $ALGS; do
+		raw=$(awk -v a="$alg" 'index($1, a) == 1 && (a != "lz4" || $1 == "lz4") {print $2}' "$BENCH/$c.raw")
+		for w in 1 2; do
+			row "kiln $alg -C64K w$w" "$alg" "$raw" "$w" \
+			    "$(measure "$img" "$KILN" --quiet -z "$alg" -C 65536 --workers=$w "$img" "$src")" "$bytes" >> "$out"
+		done
+		if [ "$alg" = lz4hc ]; then
+			row "kiln lz4hc -C4K w2" "$alg" "$raw" 2 \
+			    "$(measure "$img" "$KILN" --quiet -z lz4hc -C 4096 --workers=2 "$img" "$src")" "$bytes" >> "$out"
+		fi
+		case $alg in lz4|lz4hc)
+			row "erofs-utils 1.5 $alg -C64K" "$alg" "$raw" 1 \
+			    "$(measure "$img" mkfs.erofs --quiet -z"$alg" -C65536 "$img" "$src")" "$bytes" >> "$out"
+		esac
+		if [ -n "${ANCHOR_MKFS:-}" ]; then
+			row "anchor $alg -C64K w2" "$alg" "$raw" 2 \
+			    "$(measure "$img" "$ANCHOR_MKFS" --quiet -z"$alg" -C65536 --workers=2 "$img" "$src")" "$bytes" >> "$out"
+		fi
+		for p in 1 2; do
+			# shellcheck disable=SC2046
+			row "mksquashfs $(squash_comp "$alg" | awk '{print $2}') -b64K p$p" "$alg" "$raw" "$p" \
+			    "$(measure "$img" mksquashfs "$src" "$img" -noappend -quiet -no-progress -b 65536 -processors $p $(squash_comp "$alg"))" "$bytes" >> "$out"
+		done
+	done
+	rm -f "$img"
+}
+
+scripts/musl-cc x86_64 -O2 -static -Iout/x86_64/sysroot/include bench/rawspeed.c \
+	-Lout/x86_64/sysroot/lib -lzstd -llz4 -llzma -ldeflate -lpthread -o "$BENCH/rawspeed"
+for c in $CORPORA; do
+	"corpus_$c"
+	echo "bench: $c" >&2
+	bench_corpus "$c"
+done
+{
+	echo "# mkfs.erofs benchmark"
+	echo
+	echo "$(date -u +%F), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs."
+	echo "Median of $REPEAT run(s), page cache warm. MB/s = source bytes / wall time."
+	echo
+	for c in $CORPORA; do cat "$RESULTS/$c.md"; echo; done
+} > "$RESULTS/mkfs.md"
+echo "bench: results in $RESULTS/mkfs.md" >&2
