@@ -90,3 +90,22 @@ test_compress_bad_options() {
 		[ ! -e "$T/bad" ]
 	done
 }
+
+# The compressed path fails as cleanly as the plain one.
+test_compress_bad_input() {
+	need_root
+	mkdir "$T/src"
+	seq 1 2000000 > "$T/src/text"
+	head -c 3M /dev/urandom > "$T/src/noise"
+	mkdir "$T/small" && mount -t tmpfs -o size=1m tmpfs "$T/small"
+	echo "$T/small" >> "$T/.mounts"
+	expect_error "No space left on device" "$T/small/img" \
+		"$BIN/mkfs.erofs" -z lz4hc -C 65536 "$T/small/img" "$T/src"
+	head -c 64M /dev/zero | tr '\0' x > "$T/src/growing"
+	( while :; do echo more >> "$T/src/growing"; done ) &
+	pid=$!
+	sleep 0.2
+	expect_error "growing: file changed while being read" "$T/img" \
+		"$BIN/mkfs.erofs" -z zstd "$T/img" "$T/src" || { kill $pid; exit 1; }
+	kill $pid
+}
