@@ -21,6 +21,11 @@ test_compress_roundtrip() {
 			$TREECMP "$ZTREE" "$T/m-$alg-$c" || fail "$alg -C $c"
 			umount "$T/m-$alg-$c"
 		done
+		# 1 KiB blocks: compact indexes without 2-byte packs
+		mkfs -b 1024 -z "$alg" -C 16384 "$T/b1k" "$ZTREE"
+		mount_erofs "$T/b1k" "$T/mb-$alg"
+		$TREECMP "$ZTREE" "$T/mb-$alg" || fail "$alg -b 1024"
+		umount "$T/mb-$alg"
 		# full (8-byte) indexes too, small and big pclusters
 		for c in 4096 65536; do
 			mkfs -z "$alg" -C "$c" -E legacy-compress "$T/full" "$ZTREE"

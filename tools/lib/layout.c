@@ -102,7 +102,7 @@ static void place_inode(struct meta_alloc *a, struct kiln_inode *in,
 	in->inline_size = 0;
 	if (in->compressed) {
 		struct kiln_zindex_fmt fmt = kiln_zfmt(cfg,
-				(unsigned int)__builtin_ctz(a->blksz));
+				(unsigned int)__builtin_ctz(a->blksz), base);
 
 		in->datalayout = fmt.compact ? EROFS_INODE_COMPRESSED_COMPACT :
 					       EROFS_INODE_COMPRESSED_FULL;

@@ -18,12 +18,49 @@ static uint64_t nr_lclusters(uint64_t isize, unsigned int blkszbits)
 	return (isize + (1ull << blkszbits) - 1) >> blkszbits;
 }
 
+/* 2B packs need 4 KiB lclusters (12 bits of offset in 14-bit entries). */
+static bool use_2b(const struct kiln_zindex_fmt *f)
+{
+	return f->compact && f->blkszbits == 12;
+}
+
+/*
+ * Compact indexes are packs of vcnt entries of w bits (lo | type << 12) and
+ * a le32 block base: 4B packs hold 2 entries of 16 bits, 2B packs 16 of 14.
+ * The first records up to a 32-byte boundary and the leftovers go in 4B
+ * packs, the run between in 2B packs (when lclusters are 4 KiB).
+ */
+struct regions {
+	uint64_t c4i, c2b;		/* records in leading 4B and in 2B packs */
+};
+
+static struct regions compact_regions(uint64_t nlc,
+				      const struct kiln_zindex_fmt *f)
+{
+	struct regions g = { .c4i = 0, .c2b = 0 };
+
+	if (!use_2b(f))
+		return g;
+	/* 4B packs up to the first 32-byte boundary of the stream */
+	g.c4i = ((32 - f->ebase_mod32) / 4) & 7;
+	if (g.c4i >= nlc) {
+		g.c4i = nlc;
+		return g;
+	}
+	g.c2b = (nlc - g.c4i) / 16 * 16;
+	return g;
+}
+
 uint64_t kiln_zindex_size(uint64_t isize, const struct kiln_zindex_fmt *f)
 {
 	uint64_t nlc = nr_lclusters(isize, f->blkszbits);
 
-	if (f->compact)		/* 4B packs: two records and a le32 base */
-		return Z_EROFS_MAP_HEADER_SIZE + 8 * ((nlc + 1) / 2);
+	if (f->compact) {
+		struct regions g = compact_regions(nlc, f);
+
+		return Z_EROFS_MAP_HEADER_SIZE + 4 * g.c4i + 2 * g.c2b +
+		       8 * ((nlc - g.c4i - g.c2b + 1) / 2);
+	}
 	return Z_EROFS_MAP_HEADER_SIZE + 8 + 8 * nlc;
 }
 
@@ -84,51 +121,77 @@ static void encode_full(uint8_t *rec, const struct lrec *r, uint64_t nlc)
 }
 
 /*
- * 4B packs: two 16-bit entries (lo | type << 12) and a le32 block base. A
- * NONHEAD's lo is delta0, except in a pack's last entry, where it is
+ * A NONHEAD's lo is delta0, except in a pack's last entry, where it is
  * delta1 unless it carries CBLKCNT. Readers find a head's block from the
- * base plus the pclusters before it in the pack, so the base is the block
- * of the first pcluster not yet accounted for by an earlier pack.
+ * pack base plus the pclusters before it in the pack, so the base is the
+ * block of the first pcluster not yet accounted for by an earlier pack.
  */
-static void encode_compact(uint8_t *p, const struct lrec *r, uint64_t nlc,
-			   bool big, uint32_t first_blk)
+struct packer {
+	bool big;
+	uint32_t cur;			/* next pcluster's block */
+	bool pending;			/* last head's size not yet counted */
+};
+
+static uint8_t *encode_pack(struct packer *pk, uint8_t *p, const struct lrec *r,
+			    uint64_t n, unsigned int vcnt, unsigned int w)
 {
-	uint32_t cur = first_blk;
-	bool pending = false;		/* last head's size not yet counted */
+	uint32_t base = pk->big ? pk->cur : pk->cur - 1;
+	bool first_head = true;
+	unsigned int bytes = vcnt * w / 8;
 
-	for (uint64_t k = 0; k < nlc; k += 2, p += 8) {
-		uint32_t base = big ? cur : cur - 1;
-		bool first_head = true;
+	for (unsigned int j = 0; j < vcnt && j < n; j++) {
+		const struct lrec *e = &r[j];
+		uint32_t lo = e->clusterofs, v, bit = j * w;
 
-		for (unsigned int j = 0; j < 2 && k + j < nlc; j++) {
-			const struct lrec *e = &r[k + j];
-			uint16_t lo = e->clusterofs;
-
-			if (e->type == Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
-				lo = e->d0;
-				if (j == 1 && !(lo & Z_EROFS_LI_D0_CBLKCNT))
-					lo = e->d1 > 2047 ? 2047 : e->d1;
-				if (e->d0 & Z_EROFS_LI_D0_CBLKCNT) {
-					cur += e->d0 & ~Z_EROFS_LI_D0_CBLKCNT;
-					pending = false;
-				}
-			} else if (big) {
-				if (pending)
-					cur++;
-				if (first_head)
-					base = cur;
-				pending = true;
-				first_head = false;
-			} else {		/* 1-block pclusters in a row */
-				if (first_head)
-					base = cur - 1;
-				cur++;
-				first_head = false;
+		if (e->type == Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
+			lo = e->d0;
+			if (j == vcnt - 1 && !(lo & Z_EROFS_LI_D0_CBLKCNT))
+				lo = e->d1 > 2047 ? 2047 : e->d1;
+			if (e->d0 & Z_EROFS_LI_D0_CBLKCNT) {
+				pk->cur += e->d0 & ~Z_EROFS_LI_D0_CBLKCNT;
+				pk->pending = false;
 			}
-			put_le16(p + 2 * j, (uint16_t)(lo | e->type << 12));
+		} else if (pk->big) {
+			/*
+			 * A head is counted by the reader through the CBLKCNT
+			 * after it; one without (a 1-block pcluster followed by
+			 * another head) only here, by moving the base past it.
+			 */
+			if (pk->pending) {
+				pk->cur++;
+				if (first_head)
+					base = pk->cur;
+			}
+			pk->pending = true;
+			first_head = false;
+		} else {		/* 1-block pclusters in a row */
+			if (first_head)
+				base = pk->cur - 1;
+			pk->cur++;
+			first_head = false;
 		}
-		put_le32(p + 4, base);
+		v = lo | (uint32_t)e->type << 12;
+		for (unsigned int k = 0; k < w; k++, bit++)
+			if (v >> k & 1)
+				p[bit / 8] |= (uint8_t)(1u << (bit % 8));
 	}
+	put_le32(p + bytes, base);
+	return p + bytes + 4;
+}
+
+static void encode_compact(uint8_t *p, const struct lrec *r, uint64_t nlc,
+			   const struct kiln_zindex_fmt *f, uint32_t first_blk)
+{
+	struct packer pk = { .big = f->big_pcluster, .cur = first_blk };
+	struct regions g = compact_regions(nlc, f);
+	uint64_t k = 0;
+
+	for (; k < g.c4i; k += 2)
+		p = encode_pack(&pk, p, r + k, g.c4i - k, 2, 16);
+	for (; k < g.c4i + g.c2b; k += 16)
+		p = encode_pack(&pk, p, r + k, 16, 16, 14);
+	for (; k < nlc; k += 2)
+		p = encode_pack(&pk, p, r + k, nlc - k, 2, 16);
 }
 
 void kiln_zindex_encode(uint8_t *out, const struct kiln_extent *ext,
@@ -144,11 +207,13 @@ void kiln_zindex_encode(uint8_t *out, const struct kiln_extent *ext,
 	if (f->big_pcluster)
 		advise = Z_EROFS_ADVISE_BIG_PCLUSTER_1 |
 			 (f->compact ? Z_EROFS_ADVISE_BIG_PCLUSTER_2 : 0);
+	if (use_2b(f))
+		advise |= Z_EROFS_ADVISE_COMPACTED_2B;
 	put_le16(out + 4, advise);
 	out[6] = f->alg & 0x0f;
 	if (f->compact)
-		encode_compact(out + Z_EROFS_MAP_HEADER_SIZE, r, nlc,
-			       f->big_pcluster, ext[0].blkaddr);
+		encode_compact(out + Z_EROFS_MAP_HEADER_SIZE, r, nlc, f,
+			       ext[0].blkaddr);
 	else
 		encode_full(out + Z_EROFS_MAP_HEADER_SIZE + 8, r, nlc);
 	free(r);

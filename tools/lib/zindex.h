@@ -15,6 +15,7 @@
 #define Z_EROFS_LCLUSTER_TYPE_HEAD1	1
 #define Z_EROFS_LCLUSTER_TYPE_NONHEAD	2
 #define Z_EROFS_LI_D0_CBLKCNT		0x0800
+#define Z_EROFS_ADVISE_COMPACTED_2B	0x0001
 #define Z_EROFS_ADVISE_BIG_PCLUSTER_1	0x0002
 #define Z_EROFS_ADVISE_BIG_PCLUSTER_2	0x0004
 #define Z_EROFS_MAP_HEADER_SIZE		8
@@ -31,6 +32,8 @@ struct kiln_zindex_fmt {
 	uint8_t alg;
 	bool big_pcluster;
 	bool compact;
+	/* where the index starts, mod 32: sets the compact pack regions */
+	unsigned int ebase_mod32;
 };
 
 /* Bytes from the map header to the end of the index. */

@@ -218,7 +218,8 @@ static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 		kiln_err("%s: file changed while being read", in->srcpath);
 		ret = -1;
 	} else {
-		struct kiln_zindex_fmt fmt = kiln_zfmt(zw->cfg, zw->blkszbits);
+		struct kiln_zindex_fmt fmt = kiln_zfmt(zw->cfg, zw->blkszbits,
+						       kiln_inode_base_size(in));
 
 		kiln_zindex_encode(p, f->ext, f->nr_ext, in->size, &fmt);
 		in->zblocks = f->blocks;

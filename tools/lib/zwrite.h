@@ -25,13 +25,17 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in);
 int kiln_zw_finish(struct kiln_zwriter *zw, uint32_t *end_blk);
 uint64_t kiln_zw_segment_size(const struct kiln_compr_cfg *cfg);
 
+/* Index format of one compressed inode; base = inode + xattr bytes. */
 static inline struct kiln_zindex_fmt kiln_zfmt(const struct kiln_compr_cfg *c,
-					       unsigned int blkszbits)
+					       unsigned int blkszbits,
+					       uint32_t base)
 {
 	return (struct kiln_zindex_fmt){
 		.blkszbits = blkszbits, .alg = c->c->alg,
 		.big_pcluster = c->pclustersize > 1u << blkszbits,
 		.compact = !c->full_index,
+		/* inodes are 32-aligned; the stream follows the 8-byte header */
+		.ebase_mod32 = (((base + 7) & ~7u) + 8) % 32,
 	};
 }
 
