@@ -126,13 +126,18 @@ test_cli() {
 	for args in "--no-such-option" "-b 3000" "-b 8192" "-T yesterday" \
 		    "-U not-a-uuid" "-L 0123456789abcdef" "--force-uid=-1" \
 		    "--exclude-regex=(" "$T/extra-operand"; do
-		# shellcheck disable=SC2086
-		if "$BIN/mkfs.erofs" $args "$T/bad" "$T/src" 2>"$T/err"; then
-			fail "accepted: $args"
-		fi
-		[ "$(wc -l < "$T/err")" = 1 ] || fail "not one line for '$args': $(cat "$T/err")"
-		[ ! -e "$T/bad" ]
+		expect_rejected "$args"
 	done
+}
+
+# expect_rejected "OPTIONS": mkfs refuses them with one line, writes nothing.
+expect_rejected() {
+	# shellcheck disable=SC2086
+	if "$BIN/mkfs.erofs" $1 "$T/bad" "$T/src" 2>"$T/err"; then
+		fail "accepted: $1"
+	fi
+	[ "$(wc -l < "$T/err")" = 1 ] || fail "not one line for '$1': $(cat "$T/err")"
+	[ ! -e "$T/bad" ]
 }
 
 # expect_error PATTERN IMG ARGS...: mkfs fails with one line matching
