@@ -47,6 +47,7 @@ struct kiln_zwriter {
 	uint8_t *meta;
 	struct zseg *ring;		/* in-flight segments, FIFO */
 	unsigned int ring_size, head, count;
+	uint64_t inflight, budget;	/* input bytes in flight, and the cap */
 	int error;
 };
 
@@ -185,15 +186,14 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 	zw->next_blk = first_blk;
 	zw->meta = meta;
 	zw->segsize = kiln_zw_segment_size(cfg);
-	zw->ring_size = 2 * workers;
+	/*
+	 * Many small files may be in flight at once (so one big segment at
+	 * the head does not idle the other workers), but never more input
+	 * than two segments per worker.
+	 */
+	zw->ring_size = 64 * workers;
+	zw->budget = 2ull * workers * zw->segsize;
 	zw->ring = xcalloc(zw->ring_size, sizeof(*zw->ring));
-	for (unsigned int i = 0; i < zw->ring_size; i++) {
-		zw->ring[i].in = xmalloc(zw->segsize);
-		zw->ring[i].out = xmalloc(zw->segsize + 2 * zw->blksz +
-					  cfg->pclustersize);
-		zw->ring[i].ext = xmalloc((zw->segsize / zw->blksz + 2) *
-					  sizeof(*zw->ring[i].ext));
-	}
 	if (kiln_wq_start(&zw->wq, workers, worker_init, worker_exit,
 			  (void *)cfg)) {
 		free(zw);
@@ -228,6 +228,17 @@ static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 	free(f->ext);
 	free(f);
 	return ret;
+}
+
+/* Memory goes back at once: the budget counts only what is in flight. */
+static void seg_release(struct kiln_zwriter *zw, struct zseg *s)
+{
+	zw->inflight -= s->inlen;
+	free(s->in);
+	free(s->out);
+	free(s->ext);
+	s->in = s->out = NULL;
+	s->ext = NULL;
 }
 
 /* Writes the oldest in-flight segment and records its extents. */
@@ -266,6 +277,7 @@ static int retire_one(struct kiln_zwriter *zw)
 		f->blocks += s->ext[i].nblocks;
 	}
 	f->failed |= ret != 0;
+	seg_release(zw, s);
 	if (--f->segs_left == 0 && file_done(zw, f))
 		ret = -1;
 	return ret;
@@ -300,14 +312,23 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in)
 		struct zseg *s;
 		ssize_t n;
 
-		if (zw->count == zw->ring_size && retire_one(zw))
-			return abandon(zw, f, off);
+		size_t len = in->size - off < zw->segsize ?
+			     (size_t)(in->size - off) : (size_t)zw->segsize;
+
+		while (zw->count == zw->ring_size ||
+		       (zw->count && zw->inflight + len > zw->budget))
+			if (retire_one(zw))
+				return abandon(zw, f, off);
 		s = &zw->ring[(zw->head + zw->count) % zw->ring_size];
 		s->zw = zw;
 		s->f = f;
 		s->start = off;
-		s->inlen = in->size - off < zw->segsize ?
-			   (size_t)(in->size - off) : (size_t)zw->segsize;
+		s->inlen = len;
+		s->in = xmalloc(len);
+		s->out = xmalloc(round_up(len, zw->blksz) + 2 * zw->blksz +
+				 zw->cfg->pclustersize);
+		s->ext = xmalloc((len / zw->blksz + 2) * sizeof(*s->ext));
+		zw->inflight += len;
 		s->outlen = 0;
 		s->nr_ext = 0;
 		s->error = 0;
@@ -315,6 +336,7 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in)
 		if (n < 0 || (size_t)n != s->inlen) {
 			kiln_err("%s: %s", in->srcpath, n < 0 ? strerror(errno) :
 				 "file changed while being read");
+			seg_release(zw, s);
 			return abandon(zw, f, off);
 		}
 		s->job.fn = compress_segment;
@@ -333,12 +355,7 @@ int kiln_zw_finish(struct kiln_zwriter *zw, uint32_t *end_blk)
 			ret = -1;
 	kiln_wq_stop(&zw->wq);
 	*end_blk = zw->next_blk;
-	for (unsigned int i = 0; i < zw->ring_size; i++) {
-		free(zw->ring[i].in);
-		free(zw->ring[i].out);
-		free(zw->ring[i].ext);
-	}
-	free(zw->ring);
+	free(zw->ring);		/* every segment released its buffers */
 	free(zw);
 	return ret;
 }
