@@ -102,16 +102,17 @@ long kiln_fit_by_search(const struct kiln_compressor *c, void *ctx,
 			lo = len;
 			keep(dst, scratch, n, &best, &bestlen, len);
 			*ratio = (double)len / (double)n;
-			if (len == avail)
+			/* all input taken, or the pcluster is 99% full */
+			if (len == avail || (size_t)n >= dstcap - dstcap / 100)
 				break;
 		} else {
 			hi = len;
 		}
-		/* close enough: under 1/128 of the input left on the table */
-		if (hi - lo <= (lo >> 7) + 64)
+		/* the search window itself is down to under 1% */
+		if (hi - lo <= lo / 128 + 64)
 			break;
 		/* aim just under the capacity at the ratio this try showed */
-		len = (size_t)((double)len * (double)dstcap / (double)(n ? n : 1) * 0.985);
+		len = (size_t)((double)len * (double)dstcap / (double)(n ? n : 1) * 0.995);
 	}
 	*srclen = bestlen;
 	return best;
