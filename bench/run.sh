@@ -11,6 +11,7 @@ KILN=$PWD/out/x86_64/bin/mkfs.erofs
 REPEAT=${REPEAT:-1}
 CORPORA=${CORPORA:-rootfs linux}
 ALGS=${ALGS:-lz4 lz4hc zstd lzma deflate}
+ANCHOR_NAME=${ANCHOR_NAME:-anchor}
 mkdir -p "$BENCH" "$RESULTS"
 
 # --- corpora, made once and cached ---------------------------------------
@@ -54,7 +55,7 @@ squash_comp() {	# mksquashfs options for the same algorithm, if it has it
 	case $1 in
 	lz4) echo "-comp lz4" ;; lz4hc) echo "-comp lz4 -Xhc" ;;
 	zstd) echo "-comp zstd -Xcompression-level 3" ;;
-	lzma) echo "-comp xz" ;; deflate) echo "-comp gzip -Xcompression-level 6" ;;
+	lzma) echo "-comp xz" ;; deflate) echo "-comp gzip -Xcompression-level 1" ;;
 	esac
 }
 
@@ -101,8 +102,10 @@ bench_corpus() {
 			    "$(measure "$img" mkfs.erofs --quiet -z"$alg" -C65536 "$img" "$src")" "$bytes" >> "$out"
 		esac
 		if [ -n "${ANCHOR_MKFS:-}" ]; then
-			row "anchor $alg -C64K w2" "$alg" "$raw" 2 \
-			    "$(measure "$img" "$ANCHOR_MKFS" --quiet -z"$alg" -C65536 --workers=2 "$img" "$src")" "$bytes" >> "$out"
+			for w in 1 2; do
+				row "$ANCHOR_NAME $alg -C64K w$w" "$alg" "$raw" "$w" \
+				    "$(measure "$img" "$ANCHOR_MKFS" --quiet -z"$alg" -C65536 --workers=$w "$img" "$src")" "$bytes" >> "$out"
+			done
 		fi
 		for p in 1 2; do
 			# shellcheck disable=SC2046
@@ -111,6 +114,57 @@ bench_corpus() {
 		done
 	done
 	rm -f "$img"
+}
+
+# Memory for one big file: max RSS must not grow with the input.
+bench_bigfile() {
+	local f=$BENCH/big.bin img=$BENCH/img out=$RESULTS/bigfile.md
+	if [ ! -f "$f" ]; then	# 4 GiB of real data: the rootfs tar, repeated
+		[ -f "$BENCH/rootfs.tar" ] || tar cf "$BENCH/rootfs.tar" -C "$BENCH/rootfs" .
+		rm -f "$f.tmp"
+		while [ "$(stat -c %s "$f.tmp" 2>/dev/null || echo 0)" -lt $((4 << 30)) ]; do
+			cat "$BENCH/rootfs.tar" >> "$f.tmp"
+		done
+		truncate -s $((4 << 30)) "$f.tmp" && mv "$f.tmp" "$f"
+	fi
+	mkdir -p "$BENCH/bigdir" && ln -f "$f" "$BENCH/bigdir/big.bin"
+	{
+		echo "## one 4 GiB file (the rootfs tar, repeated)"
+		echo
+		echo "| tool | wall s | cpu s | max RSS MiB | image MiB | MB/s | of raw x workers |"
+		echo "|---|---|---|---|---|---|---|"
+	} > "$out"
+	for w in 1 2; do
+		row "kiln lz4hc -C64K w$w" lz4hc 0 0 \
+		    "$(measure "$img" "$KILN" --quiet -z lz4hc -C 65536 --workers=$w "$img" "$BENCH/bigdir")" $((4 << 30)) >> "$out"
+	done
+	if [ -n "${ANCHOR_MKFS:-}" ]; then
+		row "$ANCHOR_NAME lz4hc -C64K w2" lz4hc 0 0 \
+		    "$(measure "$img" "$ANCHOR_MKFS" --quiet -zlz4hc -C65536 --workers=2 "$img" "$BENCH/bigdir")" $((4 << 30)) >> "$out"
+	fi
+	rm -f "$img"
+}
+
+# One chart per corpus: throughput of every row, from the markdown table.
+chart() {
+	command -v gnuplot >/dev/null || return 0
+	for c in $CORPORA; do
+		awk -F'|' '/^\| (kiln|erofs|mksquashfs|'"$ANCHOR_NAME"')/ {
+			gsub(/^ +| +$/, "", $2); gsub(/ /, "_", $2); print $2, $7 }' \
+			"$RESULTS/$c.md" > "$BENCH/$c.dat"
+		gnuplot <<-EOF
+			set terminal pngcairo size 1200,700
+			set output "$RESULTS/$c.png"
+			set title "mkfs throughput, $c corpus (MB/s of source, higher is better)"
+			set style data histograms
+			set style fill solid
+			set boxwidth 0.8
+			set xtics rotate by -60 font ",8" noenhanced
+			set key off
+			set grid ytics
+			plot "$BENCH/$c.dat" using 2:xtic(1)
+		EOF
+	done
 }
 
 scripts/musl-cc x86_64 -O2 -static -Iout/x86_64/sysroot/include bench/rawspeed.c \
@@ -128,4 +182,6 @@ done
 	echo
 	for c in $CORPORA; do cat "$RESULTS/$c.md"; echo; done
 } > "$RESULTS/mkfs.md"
+[ -n "${BIGFILE:-1}" ] && [ "${BIGFILE:-1}" != 0 ] && { corpus_rootfs; bench_bigfile; cat "$RESULTS/bigfile.md" >> "$RESULTS/mkfs.md"; }
+chart
 echo "bench: results in $RESULTS/mkfs.md" >&2

@@ -36,6 +36,30 @@ test_compress_roundtrip() {
 	done
 }
 
+# -E ztailpacking: each file's tail pcluster inline after its index, with
+# compact and full indexes, 4 KiB and 1 KiB blocks; and it must save space.
+test_compress_tailpacking() {
+	need_root
+	ztree
+	for alg in $ALGS; do
+		for opt in "-C 4096" "-C 65536" "-C 16384 -E legacy-compress" \
+			   "-b 1024 -C 16384"; do
+			# shellcheck disable=SC2086  # opt is several words
+			mkfs -z "$alg" $opt -E ztailpacking "$T/img" "$ZTREE"
+			mount_erofs "$T/img" "$T/m"
+			$TREECMP "$ZTREE" "$T/m" || fail "$alg $opt ztailpacking"
+			umount "$T/m"
+		done
+		mkfs -z "$alg" -C 65536 "$T/plain" "$ZTREE"
+		mkfs -z "$alg" -C 65536 -E ztailpacking "$T/packed" "$ZTREE"
+		[ "$(stat -c %s "$T/packed")" -lt "$(stat -c %s "$T/plain")" ] ||
+			fail "$alg: ztailpacking saved nothing"
+	done
+	mkfs -z lz4hc -C 65536 -E ztailpacking "$T/full" "$TREE"
+	mount_erofs "$T/full" "$T/mf"
+	$TREECMP "$TREE" "$T/mf" || fail "full tree ztailpacking"
+}
+
 # The full test tree (xattrs, hard links, every file type) compressed.
 test_compress_full_tree() {
 	need_root
@@ -54,6 +78,8 @@ test_compress_fsck_lz4() {
 		for c in 4096 65536; do
 			mkfs -z "$alg" -C "$c" "$T/img" "$ZTREE"
 			fsck.erofs --extract "$T/img" || fail "$alg -C $c"
+			mkfs -z "$alg" -C "$c" -E ztailpacking "$T/img" "$ZTREE"
+			fsck.erofs --extract "$T/img" || fail "$alg -C $c ztailpacking"
 		done
 	done
 }
@@ -65,6 +91,9 @@ test_compress_deterministic() {
 		mkfs -z "$alg" -C 16384 --workers=2 "$T/w2" "$ZTREE"
 		mkfs -z "$alg" -C 16384 -j 8 "$T/w8" "$ZTREE"
 		cmp "$T/w1" "$T/w2" && cmp "$T/w1" "$T/w8" || fail "$alg differs by workers"
+		mkfs -z "$alg" -E ztailpacking --workers=1 "$T/t1" "$ZTREE"
+		mkfs -z "$alg" -E ztailpacking --workers=2 "$T/t2" "$ZTREE"
+		cmp "$T/t1" "$T/t2" || fail "$alg ztailpacking differs by workers"
 	done
 	# and it does compress: text shrinks, noise is stored as it is
 	[ "$(stat -c %s "$T/w1")" -lt "$(du -sb --apparent-size "$ZTREE" | cut -f1)" ]
@@ -84,7 +113,7 @@ test_compress_large_file() {
 
 test_compress_bad_options() {
 	mkdir "$T/src"
-	for args in "-z gzip" "-z lz4hc,13" "-z zstd,0" "-z lzma,level=10" \
+	for args in "-z gzip" "-z lz4hc,13" "-z zstd,0" "-z lzma,level=10" "-z deflate,13" \
 		    "-z lz4 -C 5000" "-z lz4 -C 2097152" "-C 65536" "--workers=0" \
 		    "-z lz4 -E nonsense"; do
 		expect_rejected "$args"

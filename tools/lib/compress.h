@@ -22,6 +22,7 @@ struct kiln_compr_cfg {
 	uint32_t pclustersize;		/* bytes, a multiple of the block size */
 	uint32_t dict_size;		/* lzma dictionary / zstd window */
 	bool full_index;		/* -E legacy-compress: layout 1 */
+	bool tailpacking;		/* -E ztailpacking: inline tails */
 };
 
 struct kiln_compressor {

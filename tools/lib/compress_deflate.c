@@ -43,7 +43,8 @@ static size_t deflate_cfg_record(const struct kiln_compr_cfg *cfg,
 
 const struct kiln_compressor kiln_deflate = {
 	.name = "deflate", .alg = EROFS_ALG_DEFLATE,
-	.min_level = 1, .max_level = 9, .default_level = 6,
+	/* erofs-utils' range and default for libdeflate */
+	.min_level = 0, .max_level = 12, .default_level = 1,
 	.create = deflate_create, .destroy = deflate_destroy,
 	.compress = deflate_compress, .cfg_record = deflate_cfg_record,
 };

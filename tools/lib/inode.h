@@ -51,8 +51,9 @@ struct kiln_inode {
 	uint8_t nr_shared;		/* leading xattrs that are shared */
 	uint32_t startblk;		/* flat layouts: first data block */
 	uint32_t zblocks;		/* compressed: blocks of its pclusters */
+	uint32_t zbase;			/* compressed: inode, xattrs and index */
 	bool compressed;
-	uint32_t inline_size;		/* tail bytes stored after the xattrs */
+	uint32_t inline_size;		/* tail bytes after xattrs or index */
 	bool ordered;			/* layout: already given a place */
 };
 

@@ -91,6 +91,24 @@ static void order_inodes(struct kiln_tree *t, struct kiln_layout *l)
 	}
 }
 
+/*
+ * A compressed inode's record size is known now (inode, xattrs, map header,
+ * index), but with ztailpacking its inline tail is not: it is placed once
+ * its data is compressed (zwrite.c), after the data.
+ */
+static void prepare_compressed(struct kiln_inode *in, uint32_t base,
+			       unsigned int blkszbits,
+			       const struct kiln_compr_cfg *cfg)
+{
+	struct kiln_zindex_fmt fmt = kiln_zfmt(cfg, blkszbits, base);
+
+	in->datalayout = fmt.compact ? EROFS_INODE_COMPRESSED_COMPACT :
+				       EROFS_INODE_COMPRESSED_FULL;
+	in->zbase = (uint32_t)round_up(base, 8) +
+		    (uint32_t)kiln_zindex_size(in->size, &fmt);
+	in->inline_size = 0;
+}
+
 static void place_inode(struct meta_alloc *a, struct kiln_inode *in,
 			const struct kiln_compr_cfg *cfg)
 {
@@ -98,18 +116,13 @@ static void place_inode(struct meta_alloc *a, struct kiln_inode *in,
 	uint32_t tail = has_blocks(in) ? (uint32_t)(in->size % a->blksz) : 0;
 	uint64_t pos;
 
+	if (in->compressed) {
+		prepare_compressed(in, base,
+				   (unsigned int)__builtin_ctz(a->blksz), cfg);
+		return;
+	}
 	in->datalayout = EROFS_INODE_FLAT_PLAIN;
 	in->inline_size = 0;
-	if (in->compressed) {
-		struct kiln_zindex_fmt fmt = kiln_zfmt(cfg,
-				(unsigned int)__builtin_ctz(a->blksz), base);
-
-		in->datalayout = fmt.compact ? EROFS_INODE_COMPRESSED_COMPACT :
-					       EROFS_INODE_COMPRESSED_FULL;
-		base = (uint32_t)round_up(base, 8) +
-		       (uint32_t)kiln_zindex_size(in->size, &fmt);
-		tail = 0;
-	}
 	if (tail && base + tail <= a->blksz) {
 		in->datalayout = EROFS_INODE_FLAT_INLINE;
 		in->inline_size = tail;

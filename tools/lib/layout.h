@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layout: decides where everything goes before a byte is written. The
- * metadata area (superblock, inodes with their xattrs and inline tails, the
- * shared xattr pool) fills blocks from the start of the image; data blocks
- * follow it. All decisions depend only on the tree, so the image is
- * reproducible.
+ * Layout: decides where everything goes before a byte is written, except
+ * compressed inodes. The metadata area (superblock, inodes with their xattrs
+ * and inline tails, the shared xattr pool) fills blocks from the start of
+ * the image; flat data blocks follow it, then compressed data, then a second
+ * metadata area with the compressed inodes, placed as their data is done
+ * (their inline tails are known only then). Nids reach both areas
+ * (meta_blkaddr is 0). All decisions depend only on the tree, so the image
+ * is reproducible.
  */
 #ifndef KILN_LAYOUT_H
 #define KILN_LAYOUT_H

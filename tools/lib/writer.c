@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Writes metadata into an in-memory copy of the metadata blocks and file
- * data straight to its blocks; the metadata goes out last, superblock and
+ * Writes metadata into in-memory copies of the two metadata areas and file
+ * data straight to its blocks: flat files first, then compressed ones, then
+ * directories (whose entries need the nids of compressed inodes, known only
+ * once those are placed); the metadata goes out last, superblock and
  * checksum included. All-zero data blocks are not written, so sparse
  * sources give sparse images (the blocks still read as zeros).
  */
@@ -26,14 +28,21 @@ struct writer {
 	const char *image;
 	const struct kiln_layout *l;
 	uint8_t *meta;			/* meta_blocks * blksz bytes */
+	struct kiln_zmeta zmeta;	/* compressed inodes, after the data */
 	uint8_t *buf;			/* CHUNK bytes for file data */
 	uint32_t end_blk;		/* first block after all data */
 };
 
+static uint8_t *inode_ptr(const struct writer *w, const struct kiln_inode *in)
+{
+	if (in->compressed)
+		return kiln_zmeta_ptr(&w->zmeta, in->nid);
+	return w->meta + (in->nid << EROFS_ISLOT_BITS);
+}
+
 static uint8_t *inline_ptr(const struct writer *w, const struct kiln_inode *in)
 {
-	return w->meta + (in->nid << EROFS_ISLOT_BITS) + kiln_inode_isize(in) +
-	       in->xattr_isize;
+	return inode_ptr(w, in) + kiln_inode_isize(in) + in->xattr_isize;
 }
 
 static bool all_zero(const uint8_t *p, size_t n)
@@ -178,7 +187,7 @@ static int write_data(struct writer *w, const struct kiln_inode *in)
 
 static void encode_inode(struct writer *w, const struct kiln_inode *in)
 {
-	uint8_t *p = w->meta + (in->nid << EROFS_ISLOT_BITS);
+	uint8_t *p = inode_ptr(w, in);
 	uint16_t icount = in->xattr_isize ?
 			  (uint16_t)((in->xattr_isize - 12) / 4 + 1) : 0;
 	uint16_t format = (uint16_t)(in->extended |
@@ -211,14 +220,20 @@ static void encode_inode(struct writer *w, const struct kiln_inode *in)
 		kiln_xattr_ibody_encode(in, p + kiln_inode_isize(in));
 }
 
-/* 128 bits of FNV-1a over the metadata: a stable id for a stable tree. */
-static void derive_uuid(const uint8_t *p, size_t n, uint8_t uuid[16])
+static void fnv(uint64_t h[2], const uint8_t *p, size_t n)
 {
-	uint64_t h[2] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
-
 	for (size_t i = 0; i < n; i++)
 		for (int k = 0; k < 2; k++)
 			h[k] = (h[k] ^ p[i]) * 0x100000001b3ull;
+}
+
+/* 128 bits of FNV-1a over the metadata: a stable id for a stable tree. */
+static void derive_uuid(const struct writer *w, uint8_t uuid[16])
+{
+	uint64_t h[2] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
+
+	fnv(h, w->meta, (size_t)w->l->meta_blocks * w->l->blksz);
+	fnv(h, w->zmeta.buf, (size_t)kiln_zmeta_size(&w->zmeta));
 	for (int i = 0; i < 16; i++)
 		uuid[i] = (uint8_t)(h[i / 8] >> (8 * (i % 8)));
 	uuid[6] = (uuid[6] & 0x0f) | 0x80;	/* RFC 9562 version 8 */
@@ -231,6 +246,8 @@ static void set_compression(struct erofs_super_block *sb, uint8_t *meta,
 	if (!o->compress)
 		return;
 	sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_ZERO_PADDING;
+	if (o->compr.tailpacking)
+		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_ZTAILPACKING;
 	if (kiln_compr_needs_cfgs(&o->compr, 1u << blkszbits)) {
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_COMPR_CFGS;
 		sb->u1 = (uint16_t)(1u << o->compr.c->alg);
@@ -271,7 +288,7 @@ static int write_superblock(struct writer *w, const struct kiln_tree *t,
 	}
 	erofs_sb_encode(sbp, &sb);
 	if (o->uuid_mode == KILN_UUID_DERIVED) {
-		derive_uuid(w->meta, (size_t)l->meta_blocks * l->blksz, sb.uuid);
+		derive_uuid(w, sb.uuid);
 		erofs_sb_encode(sbp, &sb);
 	}
 	sb.checksum = erofs_sb_checksum(sbp, l->blkszbits);
@@ -279,7 +296,10 @@ static int write_superblock(struct writer *w, const struct kiln_tree *t,
 	return 0;
 }
 
-/* Data first (compressed files through the worker pool), then metadata. */
+/*
+ * Data first (compressed files through the worker pool), then the second
+ * metadata area after it, then directories, which can now name every nid.
+ */
 static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 {
 	const struct kiln_layout *l = w->l;
@@ -289,17 +309,32 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 	w->end_blk = l->total_blocks;
 	if (o->compress) {
 		zw = kiln_zw_start(&o->compr, o->workers, w->fd, w->image,
-				   l->blkszbits, l->total_blocks, w->meta);
+				   l->blkszbits, l->total_blocks, &w->zmeta);
 		if (!zw)
 			return -1;
 	}
 	for (uint32_t i = 0; i < l->nr && !ret; i++) {
 		struct kiln_inode *in = l->order[i];
 
-		ret = in->compressed ? kiln_zw_add(zw, in) : write_data(w, in);
+		if (in->compressed)
+			ret = kiln_zw_add(zw, in);
+		else if (!S_ISDIR(in->mode))
+			ret = write_data(w, in);
 	}
 	if (zw && kiln_zw_finish(zw, &w->end_blk))
 		ret = -1;
+	if (ret)
+		return ret;
+	kiln_zmeta_relocate(&w->zmeta, w->end_blk, l->order, l->nr);
+	if ((uint64_t)w->end_blk + (kiln_zmeta_size(&w->zmeta) >> l->blkszbits) >
+	    UINT32_MAX) {
+		kiln_err("image too large for 32-bit block addresses");
+		return -1;
+	}
+	w->end_blk += (uint32_t)(kiln_zmeta_size(&w->zmeta) >> l->blkszbits);
+	for (uint32_t i = 0; i < l->nr && !ret; i++)
+		if (S_ISDIR(l->order[i]->mode))
+			ret = write_data(w, l->order[i]);
 	return ret;
 }
 
@@ -314,6 +349,7 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 
 	w.meta = xcalloc(1, metasize);
 	w.buf = xmalloc(CHUNK);
+	kiln_zmeta_init(&w.zmeta, l->blksz);
 	if (pool->size)
 		kiln_xattr_pool_encode(pool, w.meta + l->pool_pos);
 	if (write_all_data(&w, o))
@@ -323,6 +359,8 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 	if (write_superblock(&w, t, o))
 		goto out;
 	if (pwrite_all(fd, w.meta, metasize, 0) ||
+	    pwrite_all(fd, w.zmeta.buf, kiln_zmeta_size(&w.zmeta),
+		       w.zmeta.start) ||
 	    ftruncate(fd, (off_t)w.end_blk * l->blksz) || fsync(fd)) {
 		kiln_err("%s: write failed: %s", image, strerror(errno));
 		goto out;
@@ -331,5 +369,6 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 out:
 	free(w.meta);
 	free(w.buf);
+	kiln_zmeta_free(&w.zmeta);
 	return ret;
 }

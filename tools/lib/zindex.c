@@ -58,7 +58,9 @@ uint64_t kiln_zindex_size(uint64_t isize, const struct kiln_zindex_fmt *f)
 	if (f->compact) {
 		struct regions g = compact_regions(nlc, f);
 
-		return Z_EROFS_MAP_HEADER_SIZE + 4 * g.c4i + 2 * g.c2b +
+		/* a short index may end in a half-used leading 4B pack */
+		return Z_EROFS_MAP_HEADER_SIZE + 4 * round_up(g.c4i, 2) +
+		       2 * g.c2b +
 		       8 * ((nlc - g.c4i - g.c2b + 1) / 2);
 	}
 	return Z_EROFS_MAP_HEADER_SIZE + 8 + 8 * nlc;
@@ -86,6 +88,8 @@ static void build(struct lrec *r, const struct kiln_extent *ext, uint32_t nr,
 				sentinel ? nlc - 1 : nlc;
 		/* compact walks back over heads, so every head gets CBLKCNT */
 		bool cblk = f->big_pcluster && (f->compact || !ext[i].plain);
+		/* readers never size an inline pcluster from the index */
+		uint16_t nb = ext[i].inlined ? 1 : ext[i].nblocks;
 
 		r[h] = (struct lrec){
 			.type = ext[i].plain ? Z_EROFS_LCLUSTER_TYPE_PLAIN :
@@ -97,7 +101,7 @@ static void build(struct lrec *r, const struct kiln_extent *ext, uint32_t nr,
 			r[k].type = Z_EROFS_LCLUSTER_TYPE_NONHEAD;
 			r[k].d0 = k - h > 2047 ? 2047 : (uint16_t)(k - h);
 			if (k == h + 1 && cblk)
-				r[k].d0 = Z_EROFS_LI_D0_CBLKCNT | ext[i].nblocks;
+				r[k].d0 = Z_EROFS_LI_D0_CBLKCNT | nb;
 			r[k].d1 = (uint16_t)(next - k);
 		}
 	}
@@ -195,7 +199,7 @@ static void encode_compact(uint8_t *p, const struct lrec *r, uint64_t nlc,
 }
 
 void kiln_zindex_encode(uint8_t *out, const struct kiln_extent *ext,
-			uint32_t nr, uint64_t isize,
+			uint32_t nr, uint64_t isize, uint16_t idata_size,
 			const struct kiln_zindex_fmt *f)
 {
 	uint64_t nlc = nr_lclusters(isize, f->blkszbits);
@@ -209,6 +213,10 @@ void kiln_zindex_encode(uint8_t *out, const struct kiln_extent *ext,
 			 (f->compact ? Z_EROFS_ADVISE_BIG_PCLUSTER_2 : 0);
 	if (use_2b(f))
 		advise |= Z_EROFS_ADVISE_COMPACTED_2B;
+	if (idata_size) {
+		advise |= Z_EROFS_ADVISE_INLINE_PCLUSTER;
+		put_le16(out + 2, idata_size);
+	}
 	put_le16(out + 4, advise);
 	out[6] = f->alg & 0x0f;
 	if (f->compact)

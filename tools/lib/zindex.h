@@ -18,13 +18,15 @@
 #define Z_EROFS_ADVISE_COMPACTED_2B	0x0001
 #define Z_EROFS_ADVISE_BIG_PCLUSTER_1	0x0002
 #define Z_EROFS_ADVISE_BIG_PCLUSTER_2	0x0004
+#define Z_EROFS_ADVISE_INLINE_PCLUSTER	0x0008
 #define Z_EROFS_MAP_HEADER_SIZE		8
 
 struct kiln_extent {
 	uint64_t start;			/* first byte of the file it holds */
 	uint32_t blkaddr;		/* first block of its pcluster */
-	uint16_t nblocks;		/* pcluster size in blocks */
+	uint16_t nblocks;		/* pcluster size in blocks; 0 if inline */
 	bool plain;			/* stored uncompressed */
+	bool inlined;			/* the tail pcluster, after the index */
 };
 
 struct kiln_zindex_fmt {
@@ -38,8 +40,9 @@ struct kiln_zindex_fmt {
 
 /* Bytes from the map header to the end of the index. */
 uint64_t kiln_zindex_size(uint64_t isize, const struct kiln_zindex_fmt *f);
+/* idata_size: bytes of the inline tail pcluster (ztailpacking), or 0. */
 void kiln_zindex_encode(uint8_t *out, const struct kiln_extent *ext,
-			uint32_t nr, uint64_t isize,
+			uint32_t nr, uint64_t isize, uint16_t idata_size,
 			const struct kiln_zindex_fmt *f);
 
 #endif

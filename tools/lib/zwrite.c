@@ -11,6 +11,7 @@
 #include "util.h"
 #include "workqueue.h"
 #include "zindex.h"
+#include "zmeta.h"
 #include "zwrite.h"
 
 /* Per-file state, alive until its last segment is written. */
@@ -20,6 +21,8 @@ struct zfile {
 	uint32_t nr_ext, cap_ext;
 	uint32_t segs_left;
 	uint32_t blocks;
+	const uint8_t *tail;		/* inline tail, from the last segment */
+	uint16_t tail_len;
 	int fd;
 	bool failed;
 };
@@ -31,9 +34,14 @@ struct zseg {
 	uint64_t start;			/* segment offset in the file */
 	size_t arena_off, arena_len;	/* where in, out and ext live */
 	uint8_t *in, *out;
-	size_t inlen, outlen;
-	struct { uint32_t len; uint16_t nblocks; bool plain; } *ext;
+	size_t inlen, outlen;		/* out: blocks, then any inline tail */
+	struct {
+		uint32_t len;
+		uint16_t nblocks;
+		bool plain, inlined;
+	} *ext;
 	uint32_t nr_ext;
+	uint16_t tail_len;		/* bytes of the inline tail pcluster */
 	int error;
 };
 
@@ -45,7 +53,7 @@ struct kiln_zwriter {
 	unsigned int blkszbits;
 	uint32_t blksz, next_blk;
 	uint64_t segsize;
-	uint8_t *meta;
+	struct kiln_zmeta *zmeta;
 	struct zseg *ring;		/* in-flight segments, FIFO */
 	unsigned int ring_size, head, count;
 	uint8_t *arena;			/* their buffers, also FIFO */
@@ -140,8 +148,55 @@ static void add_ext(struct zseg *s, uint32_t len, uint16_t nblocks, bool plain)
 {
 	s->ext[s->nr_ext].len = len;
 	s->ext[s->nr_ext].nblocks = nblocks;
+	s->ext[s->nr_ext].inlined = false;
 	s->ext[s->nr_ext++].plain = plain;
 	s->outlen += (size_t)nblocks * s->zw->blksz;
+}
+
+static long fit(struct zworker *w, const uint8_t *src, size_t *len,
+		uint8_t *dst, size_t cap)
+{
+	const struct kiln_compressor *c = w->cfg->c;
+
+	if (c->compress_destsize)
+		return c->compress_destsize(w->cctx, src, len, dst, cap);
+	return kiln_fit_by_search(c, w->cctx, src, len, dst, cap, w->scratch,
+				  w->scratchcap, &w->ratio);
+}
+
+/* The file's last extent, n bytes already at out + outlen, goes inline. */
+static void add_inline(struct zseg *s, uint32_t len, size_t n, bool plain)
+{
+	s->ext[s->nr_ext].len = len;
+	s->ext[s->nr_ext].nblocks = 0;
+	s->ext[s->nr_ext].inlined = true;
+	s->ext[s->nr_ext++].plain = plain;
+	s->tail_len = (uint16_t)n;
+}
+
+/*
+ * ztailpacking: the rest of the file, rem bytes from src, becomes the
+ * inline tail if it compresses (or, under a block, simply fits) into what
+ * is left of the block after the inode's index (tmax). Returns whether it
+ * did; dst then holds the tail.
+ */
+static bool try_inline(struct zseg *s, struct zworker *w, const uint8_t *src,
+		       size_t rem, uint8_t *dst)
+{
+	uint32_t blksz = s->zw->blksz;
+	uint32_t tmax = blksz - s->f->in->zbase % blksz;
+	size_t take = rem;
+	long n = fit(w, src, &take, dst, tmax);
+
+	if (n > 0 && take == rem && (size_t)n < rem) {
+		add_inline(s, (uint32_t)rem, (size_t)n, false);
+		return true;
+	}
+	if (rem > blksz || rem > tmax)
+		return false;
+	memcpy(dst, src, rem);
+	add_inline(s, (uint32_t)rem, rem, true);
+	return true;
 }
 
 /* Stores up to nblocks blocks of input as plain (uncompressed) extents. */
@@ -162,22 +217,12 @@ static size_t store_plain(struct zseg *s, size_t pos, size_t nblocks)
 	return pos - start;
 }
 
-static long fit(struct zworker *w, const uint8_t *src, size_t *len,
-		uint8_t *dst, size_t cap)
-{
-	const struct kiln_compressor *c = w->cfg->c;
-
-	if (c->compress_destsize)
-		return c->compress_destsize(w->cctx, src, len, dst, cap);
-	return kiln_fit_by_search(c, w->cctx, src, len, dst, cap, w->scratch,
-				  w->scratchcap, &w->ratio);
-}
-
 /*
  * Cuts one segment into extents. An extent is compressed only if that saves
  * at least a block; otherwise its input is stored as plain blocks. An extent
  * starting in the file's last lcluster is always plain (the kernel wants
- * every compressed extent to reach into a following lcluster).
+ * every compressed extent to reach into a following lcluster), unless it is
+ * the inline tail.
  */
 static void compress_segment(struct kiln_job *job, void *ctx)
 {
@@ -185,6 +230,7 @@ static void compress_segment(struct kiln_job *job, void *ctx)
 	struct zworker *w = ctx;
 	uint32_t blksz = s->zw->blksz;
 	uint64_t isize = s->f->in->size, lastlc = (isize - 1) / blksz;
+	bool tailseg = w && w->cfg->tailpacking && s->start + s->inlen == isize;
 	size_t pos = 0;
 
 	if (!w) {
@@ -198,6 +244,13 @@ static void compress_segment(struct kiln_job *job, void *ctx)
 		long n = 0;
 		bool last = (s->start + pos) / blksz == lastlc;
 
+		/*
+		 * A tail that may compress into the rest of a block: only
+		 * near the end, so few pclusters pay for a try.
+		 */
+		if (tailseg && rem <= 8 * (size_t)blksz &&
+		    try_inline(s, w, s->in + pos, rem, dst))
+			break;
 		if (rem > blksz && !last) {
 			n = fit(w, s->in + pos, &take, dst, w->cfg->pclustersize);
 			if (n < 0) {
@@ -230,7 +283,7 @@ static void compress_segment(struct kiln_job *job, void *ctx)
 struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 				   unsigned int workers, int fd,
 				   const char *image, unsigned int blkszbits,
-				   uint32_t first_blk, uint8_t *meta)
+				   uint32_t first_blk, struct kiln_zmeta *zmeta)
 {
 	struct kiln_zwriter *zw = xcalloc(1, sizeof(*zw));
 
@@ -240,7 +293,7 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 	zw->blkszbits = blkszbits;
 	zw->blksz = 1u << blkszbits;
 	zw->next_blk = first_blk;
-	zw->meta = meta;
+	zw->zmeta = zmeta;
 	zw->segsize = kiln_zw_segment_size(cfg);
 	/*
 	 * Many small files may be in flight at once (so one big segment at
@@ -261,12 +314,25 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 	return zw;
 }
 
+/* Places the inode with its index and inline tail in the second area. */
+static void place_zinode(struct kiln_zwriter *zw, struct zfile *f)
+{
+	struct kiln_inode *in = f->in;
+	struct kiln_zindex_fmt fmt = kiln_zfmt(zw->cfg, zw->blkszbits,
+					       kiln_inode_base_size(in));
+	uint8_t *p = kiln_zmeta_place(zw->zmeta, in, in->zbase + f->tail_len);
+
+	kiln_zindex_encode(p + round_up(kiln_inode_base_size(in), 8), f->ext,
+			   f->nr_ext, in->size, f->tail_len, &fmt);
+	memcpy(p + in->zbase, f->tail, f->tail_len);
+	in->inline_size = f->tail_len;
+	in->zblocks = f->blocks;
+}
+
 static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 {
 	struct kiln_inode *in = f->in;
 	struct stat st;
-	uint8_t *p = zw->meta + (in->nid << EROFS_ISLOT_BITS) +
-		     round_up(kiln_inode_base_size(in), 8);
 	int ret = 0;
 
 	if (f->failed) {
@@ -277,18 +343,13 @@ static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 		kiln_err("%s: file changed while being read", in->srcpath);
 		ret = -1;
 	} else {
-		struct kiln_zindex_fmt fmt = kiln_zfmt(zw->cfg, zw->blkszbits,
-						       kiln_inode_base_size(in));
-
-		kiln_zindex_encode(p, f->ext, f->nr_ext, in->size, &fmt);
-		in->zblocks = f->blocks;
+		place_zinode(zw, f);
 	}
 	close(f->fd);
 	free(f->ext);
 	free(f);
 	return ret;
 }
-
 
 /* Writes the oldest in-flight segment and records its extents. */
 static int retire_one(struct kiln_zwriter *zw)
@@ -320,12 +381,16 @@ static int retire_one(struct kiln_zwriter *zw)
 		f->ext[f->nr_ext++] = (struct kiln_extent){
 			.start = pos, .blkaddr = zw->next_blk,
 			.nblocks = s->ext[i].nblocks, .plain = s->ext[i].plain,
+			.inlined = s->ext[i].inlined,
 		};
 		pos += s->ext[i].len;
 		zw->next_blk += s->ext[i].nblocks;
 		f->blocks += s->ext[i].nblocks;
 	}
 	f->failed |= ret != 0;
+	/* the tail stays valid in the arena until the next segment is queued */
+	f->tail = s->out + s->outlen;
+	f->tail_len = s->tail_len;
 	if (--f->segs_left == 0 && file_done(zw, f))
 		ret = -1;
 	return ret;
@@ -382,6 +447,7 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in)
 		s->ext = (void *)(s->in + need - (len / zw->blksz + 2) *
 				  sizeof(*s->ext));
 		s->outlen = 0;
+		s->tail_len = 0;
 		s->nr_ext = 0;
 		s->error = 0;
 		n = pread_all(f->fd, s->in, s->inlen, off);

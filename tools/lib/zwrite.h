@@ -3,8 +3,8 @@
  * Writing compressed files. Each file is cut into fixed-size segments
  * (independent of the worker count, so images are identical for any
  * --workers); segments are compressed by a pool of workers and written back
- * in submission order, so the data lands in file order. At most
- * 2 * workers segments are in flight, which bounds memory.
+ * in submission order, so the data lands in file order. Buffers for at most
+ * 2 * workers full segments are in flight, which bounds memory.
  */
 #ifndef KILN_ZWRITE_H
 #define KILN_ZWRITE_H
@@ -12,14 +12,15 @@
 #include "compress.h"
 #include "inode.h"
 #include "zindex.h"
+#include "zmeta.h"
 
 struct kiln_zwriter;
 
 struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 				   unsigned int workers, int fd,
 				   const char *image, unsigned int blkszbits,
-				   uint32_t first_blk, uint8_t *meta);
-/* Queues a file; its index is written into meta once all of it is done. */
+				   uint32_t first_blk, struct kiln_zmeta *zmeta);
+/* Queues a file; its inode is placed in zmeta once all of it is done. */
 int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in);
 /* Drains and stops; returns the first block after all compressed data. */
 int kiln_zw_finish(struct kiln_zwriter *zw, uint32_t *end_blk);

@@ -36,10 +36,11 @@ static void usage(FILE *f)
 "Usage: mkfs.erofs [OPTIONS] IMAGE SOURCE_DIR\n"
 "Make an EROFS image of SOURCE_DIR.\n\n"
 "  -z ALG[,LEVEL]       compress with lz4, lz4hc (1..12), zstd (1..22),\n"
-"                       lzma (0..9) or deflate (1..9)\n"
+"                       lzma (0..9) or deflate (0..12)\n"
 "  -C SIZE              largest physical cluster in bytes (default: one block)\n"
 "  --workers=N, -j N    compression threads (default: online CPUs)\n"
 "  -E legacy-compress   full (8-byte) indexes instead of compact ones\n"
+"  -E ztailpacking      inline each file's tail pcluster in its inode block\n"
 "  -b SIZE              block size in bytes, 512..4096 (default 4096)\n"
 "  -d LEVEL             debug level (0 quiet .. 9)\n"
 "  -L LABEL             volume label (at most 15 bytes)\n"
@@ -125,6 +126,10 @@ static int parse_extended(char *arg, struct kiln_mkfs_opts *o)
 	     opt = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(opt, "legacy-compress"))
 			o->compr.full_index = true;
+		else if (!strcmp(opt, "ztailpacking"))
+			o->compr.tailpacking = true;
+		else if (!strcmp(opt, "^ztailpacking"))
+			o->compr.tailpacking = false;
 		else
 			return bad("extended option", opt);
 	}
