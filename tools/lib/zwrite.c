@@ -42,7 +42,8 @@ struct zseg {
 	} *ext;
 	uint32_t nr_ext;
 	uint16_t tail_len;		/* bytes of the inline tail pcluster */
-	int error;
+	int error;			/* errno; EAGAIN: the file changed */
+	bool read_failed;
 };
 
 struct kiln_zwriter {
@@ -224,6 +225,21 @@ static size_t store_plain(struct zseg *s, size_t pos, size_t nblocks)
  * every compressed extent to reach into a following lcluster), unless it is
  * the inline tail.
  */
+/*
+ * Workers read their own input: the copy from the page cache is the main
+ * thread's biggest cost otherwise, and it would cap the speed-up.
+ */
+static int read_segment(struct zseg *s)
+{
+	ssize_t n = pread_all(s->f->fd, s->in, s->inlen, s->start);
+
+	if (n >= 0 && (size_t)n == s->inlen)
+		return 0;
+	s->read_failed = true;
+	s->error = n < 0 ? errno : EAGAIN;
+	return -1;
+}
+
 static void compress_segment(struct kiln_job *job, void *ctx)
 {
 	struct zseg *s = (struct zseg *)job;
@@ -237,6 +253,8 @@ static void compress_segment(struct kiln_job *job, void *ctx)
 		s->error = ENOMEM;
 		return;
 	}
+	if (read_segment(s))
+		return;
 	w->ratio = 3.0;
 	while (pos < s->inlen) {
 		size_t rem = s->inlen - pos, take = rem;
@@ -365,8 +383,9 @@ static int retire_one(struct kiln_zwriter *zw)
 	if (f->failed) {
 		ret = -1;
 	} else if (s->error) {
-		kiln_err("%s: compression failed: %s", f->in->srcpath,
-			 strerror(s->error));
+		kiln_err("%s: %s%s", f->in->srcpath, s->read_failed ?
+			 "" : "compression failed: ", s->error == EAGAIN ?
+			 "file changed while being read" : strerror(s->error));
 		ret = -1;
 	} else if (pwrite_all(zw->fd, s->out, s->outlen,
 			      (uint64_t)zw->next_blk << zw->blkszbits)) {
@@ -423,8 +442,6 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in)
 	}
 	for (uint64_t off = 0; off < in->size; off += zw->segsize) {
 		struct zseg *s;
-		ssize_t n;
-
 		size_t len = in->size - off < zw->segsize ?
 			     (size_t)(in->size - off) : (size_t)zw->segsize;
 
@@ -450,12 +467,7 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in)
 		s->tail_len = 0;
 		s->nr_ext = 0;
 		s->error = 0;
-		n = pread_all(f->fd, s->in, s->inlen, off);
-		if (n < 0 || (size_t)n != s->inlen) {
-			kiln_err("%s: %s", in->srcpath, n < 0 ? strerror(errno) :
-				 "file changed while being read");
-			return abandon(zw, f, off);
-		}
+		s->read_failed = false;
 		s->job.fn = compress_segment;
 		kiln_wq_submit(&zw->wq, &s->job);
 		zw->count++;
