@@ -103,9 +103,7 @@ test_compress_deterministic() {
 test_compress_large_file() {
 	need_root
 	mkdir "$T/src"
-	truncate -s $((5 * 1024 * 1024 * 1024 + 5)) "$T/src/big"
-	printf 'start' | dd of="$T/src/big" conv=notrunc status=none
-	printf 'across4G' | dd of="$T/src/big" bs=1 seek=$((4 * 1024 * 1024 * 1024 - 3)) conv=notrunc status=none
+	sparse_5g "$T/src/big"	# from mkfs.sh
 	mkfs -z lz4 -C 65536 "$T/img" "$T/src"
 	mount_erofs "$T/img" "$T/m"
 	cmp "$T/src/big" "$T/m/big"
@@ -113,9 +111,9 @@ test_compress_large_file() {
 
 test_compress_bad_options() {
 	mkdir "$T/src"
-	for args in "-z gzip" "-z lz4hc,13" "-z zstd,0" "-z lzma,level=10" "-z deflate,13" \
-		    "-z lz4 -C 5000" "-z lz4 -C 2097152" "-C 65536" "--workers=0" \
-		    "-z lz4 -E nonsense"; do
+	for args in "-z gzip" "-z lz4hc,13" "-z zstd,0" "-z lzma,level=10" \
+		    "-z deflate,13" "-z lz4 -C 5000" "-z lz4 -C 2097152" \
+		    "-C 65536" "--workers=0" "-z lz4 -E nonsense"; do
 		expect_rejected "$args"
 	done
 }

@@ -46,14 +46,21 @@ test_roundtrip_small_blocks() {
 	done
 }
 
+# sparse_5g FILE: 5 GiB + 123 bytes, mostly holes, with data at the start,
+# across the 4 GiB line and at the very end.
+sparse_5g() {
+	local g=$((1024 * 1024 * 1024))
+	truncate -s $((5 * g + 123)) "$1"
+	printf 'start' | dd of="$1" conv=notrunc status=none
+	printf 'across4G' | dd of="$1" bs=1 seek=$((4 * g - 3)) conv=notrunc status=none
+	printf 'end' | dd of="$1" bs=1 seek=$((5 * g + 120)) conv=notrunc status=none
+}
+
 # 5 GiB sparse file: extended inode, 64-bit size, holes read as zeros.
 test_large_sparse_file() {
 	need_root
 	mkdir "$T/src"
-	truncate -s $((5 * 1024 * 1024 * 1024 + 123)) "$T/src/sparse"
-	printf 'start' | dd of="$T/src/sparse" conv=notrunc status=none
-	printf 'across4G' | dd of="$T/src/sparse" bs=1 seek=$((4 * 1024 * 1024 * 1024 - 3)) conv=notrunc status=none
-	printf 'end' | dd of="$T/src/sparse" bs=1 seek=$((5 * 1024 * 1024 * 1024 + 120)) conv=notrunc status=none
+	sparse_5g "$T/src/sparse"
 	mkfs "$T/img" "$T/src"
 	# the image stays sparse too: far less than 5 GiB on disk
 	[ "$(du -k "$T/img" | cut -f1)" -lt 1024 ]
