@@ -77,7 +77,7 @@ bench_corpus() {
 	[ -f "$tarf" ] || tar cf "$tarf" -C "$src" .
 	"$BENCH/rawspeed" "$tarf" > "$BENCH/$c.raw"
 	{
-		echo "## $c ($((bytes / 1048576)) MiB, $(find "$src" | wc -l) entries)"
+		echo "## $c ($((bytes / 1048576)) MiB, $(find "$src" | wc -l) entries; median of $REPEAT run(s))"
 		echo
 		echo "Raw single-core compressor speed on the corpus as one tar in 64 KiB blocks:"
 		echo
@@ -174,14 +174,22 @@ for c in $CORPORA; do
 	echo "bench: $c" >&2
 	bench_corpus "$c"
 done
+if [ "${BIGFILE:-1}" != 0 ]; then
+	corpus_rootfs
+	echo "bench: 4 GiB file" >&2
+	bench_bigfile
+fi
 {
 	echo "# mkfs.erofs benchmark"
 	echo
 	echo "$(date -u +%F), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs."
-	echo "Median of $REPEAT run(s), page cache warm. MB/s = source bytes / wall time."
+	echo "Page cache warm; each table gives its number of runs (median). MB/s = source"
+	echo "bytes / wall time. Kiln's time includes fsync of the image; others do not sync."
 	echo
-	for c in $CORPORA; do cat "$RESULTS/$c.md"; echo; done
+	# corpora measured by earlier runs (CORPORA=...) stay in the summary
+	for c in rootfs linux bigfile; do
+		[ -f "$RESULTS/$c.md" ] && { cat "$RESULTS/$c.md"; echo; }
+	done
 } > "$RESULTS/mkfs.md"
-[ -n "${BIGFILE:-1}" ] && [ "${BIGFILE:-1}" != 0 ] && { corpus_rootfs; bench_bigfile; cat "$RESULTS/bigfile.md" >> "$RESULTS/mkfs.md"; }
 chart
 echo "bench: results in $RESULTS/mkfs.md" >&2

@@ -102,8 +102,8 @@ long kiln_fit_by_search(const struct kiln_compressor *c, void *ctx,
 			lo = len;
 			keep(dst, scratch, n, &best, &bestlen, len);
 			*ratio = (double)len / (double)n;
-			/* all input taken, or the pcluster is 99% full */
-			if (len == avail || (size_t)n >= dstcap - dstcap / 100)
+			/* all input taken, or the pcluster is 98% full */
+			if (len == avail || (size_t)n >= dstcap - dstcap / 50)
 				break;
 		} else {
 			hi = len;
