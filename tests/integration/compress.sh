@@ -60,6 +60,25 @@ test_compress_tailpacking() {
 	$TREECMP "$TREE" "$T/mf" || fail "full tree ztailpacking"
 }
 
+# A file that does not compress is stored flat, its last partial block
+# inline: fewer blocks than as plain pclusters, and still read back right.
+test_compress_incompressible_flat() {
+	need_root
+	mkdir "$T/src"
+	head -c $((3 * 4096 + 100)) /dev/urandom > "$T/src/noise"
+	head -c 20000 /dev/zero > "$T/src/zeros"
+	for alg in $ALGS; do
+		mkfs -z "$alg" -C 65536 "$T/img" "$T/src"
+		dump.erofs --path=/noise "$T/img" | grep -q 'Layout: 2' ||
+			fail "$alg: noise not stored flat inline"
+		dump.erofs --path=/zeros "$T/img" | grep -q 'Layout: 3' ||
+			fail "$alg: zeros not compressed"
+		mount_erofs "$T/img" "$T/m-$alg"
+		$TREECMP "$T/src" "$T/m-$alg" || fail "$alg"
+		umount "$T/m-$alg"
+	done
+}
+
 # The full test tree (xattrs, hard links, every file type) compressed.
 test_compress_full_tree() {
 	need_root

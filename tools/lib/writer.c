@@ -35,7 +35,7 @@ struct writer {
 
 static uint8_t *inode_ptr(const struct writer *w, const struct kiln_inode *in)
 {
-	if (in->compressed)
+	if (in->in_zmeta)
 		return kiln_zmeta_ptr(&w->zmeta, in->nid);
 	return w->meta + (in->nid << EROFS_ISLOT_BITS);
 }

@@ -27,6 +27,7 @@ uint8_t *kiln_zmeta_place(struct kiln_zmeta *m, struct kiln_inode *in,
 		m->cap = cap;
 	}
 	in->nid = pos >> EROFS_ISLOT_BITS;
+	in->in_zmeta = true;
 	return m->buf + pos;
 }
 
@@ -40,7 +41,7 @@ void kiln_zmeta_relocate(struct kiln_zmeta *m, uint64_t blk,
 {
 	m->start = blk * m->a.blksz;
 	for (uint32_t i = 0; i < nr; i++)
-		if (inodes[i]->compressed)
+		if (inodes[i]->in_zmeta)
 			inodes[i]->nid += m->start >> EROFS_ISLOT_BITS;
 }
 

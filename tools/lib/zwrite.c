@@ -22,6 +22,7 @@ struct zfile {
 	uint32_t segs_left;
 	uint32_t blocks;
 	const uint8_t *tail;		/* inline tail, from the last segment */
+	const uint8_t *raw;		/* the whole file, if one segment */
 	uint16_t tail_len;
 	int fd;
 	bool failed;
@@ -347,6 +348,57 @@ static void place_zinode(struct kiln_zwriter *zw, struct zfile *f)
 	in->zblocks = f->blocks;
 }
 
+/*
+ * Blocks the file would take stored flat, with its partial last block
+ * inline in the inode's record when that fits a block.
+ */
+static uint64_t flat_blocks(const struct kiln_inode *in, uint32_t blksz,
+			    uint32_t *inline_tail)
+{
+	uint32_t tail = (uint32_t)(in->size % blksz);
+
+	*inline_tail = tail && kiln_inode_base_size(in) + tail <= blksz ?
+		       tail : 0;
+	return in->size / blksz + (tail && !*inline_tail);
+}
+
+/*
+ * Compression did not pay (incompressible data: every block plain, and the
+ * partial last one a whole block): take the file's blocks back, they are
+ * the last ones written, and store it flat from the input still at hand.
+ */
+static int store_flat(struct kiln_zwriter *zw, struct zfile *f,
+		      uint64_t nblocks, uint32_t tail)
+{
+	struct kiln_inode *in = f->in;
+	uint64_t body = in->size - tail;
+	uint32_t part = (uint32_t)(body % zw->blksz);
+	uint64_t at = (uint64_t)(zw->next_blk - f->blocks) << zw->blkszbits;
+	uint8_t *p, *pad = NULL;
+	int ret = 0;
+
+	zw->next_blk -= f->blocks;
+	if (pwrite_all(zw->fd, f->raw, body - part, at))
+		ret = -1;
+	if (part && !ret) {	/* the last block, zero-padded */
+		pad = xcalloc(1, zw->blksz);
+		memcpy(pad, f->raw + body - part, part);
+		ret = pwrite_all(zw->fd, pad, zw->blksz, at + body - part);
+		free(pad);
+	}
+	if (ret)
+		return kiln_err("%s: write failed: %s", zw->image,
+				strerror(errno)), -1;
+	in->compressed = false;
+	in->datalayout = tail ? EROFS_INODE_FLAT_INLINE : EROFS_INODE_FLAT_PLAIN;
+	in->startblk = zw->next_blk;
+	in->inline_size = tail;
+	zw->next_blk += (uint32_t)nblocks;
+	p = kiln_zmeta_place(zw->zmeta, in, kiln_inode_base_size(in) + tail);
+	memcpy(p + kiln_inode_base_size(in), f->raw + body, tail);
+	return 0;
+}
+
 static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 {
 	struct kiln_inode *in = f->in;
@@ -361,7 +413,13 @@ static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 		kiln_err("%s: file changed while being read", in->srcpath);
 		ret = -1;
 	} else {
-		place_zinode(zw, f);
+		uint32_t tail;
+		uint64_t flat = flat_blocks(in, zw->blksz, &tail);
+
+		if (f->raw && flat < f->blocks)
+			ret = store_flat(zw, f, flat, tail);
+		else
+			place_zinode(zw, f);
 	}
 	close(f->fd);
 	free(f->ext);
@@ -410,6 +468,7 @@ static int retire_one(struct kiln_zwriter *zw)
 	/* the tail stays valid in the arena until the next segment is queued */
 	f->tail = s->out + s->outlen;
 	f->tail_len = s->tail_len;
+	f->raw = s->start == 0 && s->inlen == f->in->size ? s->in : NULL;
 	if (--f->segs_left == 0 && file_done(zw, f))
 		ret = -1;
 	return ret;
