@@ -59,6 +59,11 @@ squash_comp() {	# mksquashfs options for the same algorithm, if it has it
 	esac
 }
 
+squash_name() {	# the compressor as mksquashfs calls it
+	case $1 in lz4hc) echo "lz4 -Xhc" ;; lzma) echo xz ;; deflate) echo gzip ;;
+	*) echo "$1" ;; esac
+}
+
 row() {	# row NAME ALG RAW_MBS WORKERS MEASUREMENT SRC_BYTES
 	local name=$1 alg=$2 raw=$3 w=$4 src=$6
 	read -r wall cpu rss size <<<"$5"
@@ -109,7 +114,7 @@ bench_corpus() {
 		fi
 		for p in 1 2; do
 			# shellcheck disable=SC2046
-			row "mksquashfs $(squash_comp "$alg" | awk '{print $2}') -b64K p$p" "$alg" "$raw" "$p" \
+			row "mksquashfs $(squash_name "$alg") -b64K p$p" "$alg" "$raw" "$p" \
 			    "$(measure "$img" mksquashfs "$src" "$img" -noappend -quiet -no-progress -b 65536 -processors $p $(squash_comp "$alg"))" "$bytes" >> "$out"
 		done
 	done
