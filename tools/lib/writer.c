@@ -42,7 +42,7 @@ static uint8_t *inode_ptr(const struct writer *w, const struct kiln_inode *in)
 
 static uint8_t *inline_ptr(const struct writer *w, const struct kiln_inode *in)
 {
-	return inode_ptr(w, in) + kiln_inode_isize(in) + in->xattr_isize;
+	return inode_ptr(w, in) + kiln_inode_base_size(in);
 }
 
 static bool all_zero(const uint8_t *p, size_t n)

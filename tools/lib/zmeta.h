@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The second metadata area: compressed inodes, each with its index and,
- * with ztailpacking, its inline tail pcluster. A record's size is known only
+ * with ztailpacking, its inline tail pcluster (and files that compression
+ * did not pay for, stored flat with an inline tail instead). A record's size is known only
  * once its file is compressed, so these inodes are placed in the order
  * their files finish (input order, whatever the worker count) into a buffer
  * that goes after all data. Offsets here are relative to that area until

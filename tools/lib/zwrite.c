@@ -60,7 +60,6 @@ struct kiln_zwriter {
 	unsigned int ring_size, head, count;
 	uint8_t *arena;			/* their buffers, also FIFO */
 	size_t arena_size;
-	int error;
 };
 
 struct zworker {
@@ -146,12 +145,18 @@ static void worker_exit(void *p)
 	free(w);
 }
 
-static void add_ext(struct zseg *s, uint32_t len, uint16_t nblocks, bool plain)
+static void push_ext(struct zseg *s, uint32_t len, uint16_t nblocks,
+		     bool plain, bool inlined)
 {
 	s->ext[s->nr_ext].len = len;
 	s->ext[s->nr_ext].nblocks = nblocks;
-	s->ext[s->nr_ext].inlined = false;
+	s->ext[s->nr_ext].inlined = inlined;
 	s->ext[s->nr_ext++].plain = plain;
+}
+
+static void add_ext(struct zseg *s, uint32_t len, uint16_t nblocks, bool plain)
+{
+	push_ext(s, len, nblocks, plain, false);
 	s->outlen += (size_t)nblocks * s->zw->blksz;
 }
 
@@ -169,10 +174,7 @@ static long fit(struct zworker *w, const uint8_t *src, size_t *len,
 /* The file's last extent, n bytes already at out + outlen, goes inline. */
 static void add_inline(struct zseg *s, uint32_t len, size_t n, bool plain)
 {
-	s->ext[s->nr_ext].len = len;
-	s->ext[s->nr_ext].nblocks = 0;
-	s->ext[s->nr_ext].inlined = true;
-	s->ext[s->nr_ext++].plain = plain;
+	push_ext(s, len, 0, plain, true);
 	s->tail_len = (uint16_t)n;
 }
 
