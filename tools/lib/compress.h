@@ -2,8 +2,9 @@
 /*
  * Compressors behind one interface. EROFS needs "fixed-output" compression:
  * fill a pcluster of a given size with as much input as fits. lz4, lz4hc and
- * MicroLZMA do that natively; zstd and deflate get it from a short guided
- * search (compress.c) that converges in a few tries instead of a bisection.
+ * MicroLZMA do that natively; zstd does it in one pass by flushing chunks
+ * (compress_zstd.c); deflate gets it from a short guided search
+ * (compress.c) that converges in a few tries instead of a bisection.
  */
 #ifndef KILN_COMPRESS_H
 #define KILN_COMPRESS_H
@@ -35,10 +36,11 @@ struct kiln_compressor {
 	/*
 	 * Compresses a prefix of src[0..*srclen) into at most dstcap bytes;
 	 * sets *srclen to the prefix length and returns the compressed size,
-	 * or 0 when not even a useful prefix fits, or -1 on an error.
+	 * or 0 when not even a useful prefix fits, or -1 on an error. *ratio
+	 * (input/output of the segment's last pcluster) may guide it.
 	 */
 	long (*compress_destsize)(void *ctx, const uint8_t *src, size_t *srclen,
-				  uint8_t *dst, size_t dstcap);
+				  uint8_t *dst, size_t dstcap, double *ratio);
 	/* One-shot compression (for search-based fitting); -1 if over dstcap. */
 	long (*compress)(void *ctx, const uint8_t *src, size_t srclen,
 			 uint8_t *dst, size_t dstcap);

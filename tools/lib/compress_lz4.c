@@ -35,12 +35,13 @@ static void lz4_destroy(void *ctx)
 }
 
 static long lz4_destsize(void *ctx, const uint8_t *src, size_t *srclen,
-			 uint8_t *dst, size_t dstcap)
+			 uint8_t *dst, size_t dstcap, double *ratio)
 {
 	struct lz4_ctx *x = ctx;
 	int in = *srclen > LZ4_MAX_INPUT_SIZE ? LZ4_MAX_INPUT_SIZE : (int)*srclen;
 	int n;
 
+	(void)ratio;
 	if (x->level)
 		n = LZ4_compress_HC_destSize(x->state, (const char *)src,
 					     (char *)dst, &in, (int)dstcap,

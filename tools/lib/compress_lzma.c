@@ -38,11 +38,12 @@ static void lzma_destroy(void *ctx)
 }
 
 static long lzma_destsize(void *ctx, const uint8_t *src, size_t *srclen,
-			  uint8_t *dst, size_t dstcap)
+			  uint8_t *dst, size_t dstcap, double *ratio)
 {
 	struct lzma_ctx *x = ctx;
 	lzma_ret r;
 
+	(void)ratio;
 	/* the encoder is set up anew per pcluster: each is its own stream */
 	if (lzma_microlzma_encoder(&x->strm, &x->opt) != LZMA_OK)
 		return -1;

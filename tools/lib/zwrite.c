@@ -166,7 +166,8 @@ static long fit(struct zworker *w, const uint8_t *src, size_t *len,
 	const struct kiln_compressor *c = w->cfg->c;
 
 	if (c->compress_destsize)
-		return c->compress_destsize(w->cctx, src, len, dst, cap);
+		return c->compress_destsize(w->cctx, src, len, dst, cap,
+					    &w->ratio);
 	return kiln_fit_by_search(c, w->cctx, src, len, dst, cap, w->scratch,
 				  w->scratchcap, &w->ratio);
 }
