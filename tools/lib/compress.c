@@ -84,10 +84,11 @@ long kiln_fit_by_search(const struct kiln_compressor *c, void *ctx,
 			double *ratio)
 {
 	size_t avail = *srclen, lo = 0, hi = avail + 1, len, bestlen = 0;
-	long best = 0;
+	long best = 0, nlo = 0, nhi = 0;
+	double target = (double)dstcap * 0.99;
 
 	/* first guess: what fitted last time, by the last ratio seen */
-	len = (size_t)((double)dstcap * *ratio);
+	len = (size_t)(target * *ratio);
 	for (int tries = 0; tries < 8; tries++) {
 		long n;
 
@@ -100,6 +101,7 @@ long kiln_fit_by_search(const struct kiln_compressor *c, void *ctx,
 			return -1;
 		if (n > 0 && (size_t)n <= dstcap) {
 			lo = len;
+			nlo = n;
 			keep(dst, scratch, n, &best, &bestlen, len);
 			*ratio = (double)len / (double)n;
 			/* all input taken, or the pcluster is 98% full */
@@ -107,12 +109,20 @@ long kiln_fit_by_search(const struct kiln_compressor *c, void *ctx,
 				break;
 		} else {
 			hi = len;
+			nhi = n;
 		}
 		/* the search window itself is down to under 1% */
 		if (hi - lo <= lo / 128 + 64)
 			break;
-		/* aim just under the capacity at the ratio this try showed */
-		len = (size_t)((double)len * (double)dstcap / (double)(n ? n : 1) * 0.995);
+		/*
+		 * Aim at 99% full: between the two closest tries when both
+		 * sides are known, else at the ratio this try showed.
+		 */
+		if (nhi > nlo && lo && hi <= avail)
+			len = lo + (size_t)((double)(hi - lo) *
+				(target - (double)nlo) / (double)(nhi - nlo));
+		else
+			len = (size_t)((double)len * target / (double)(n ? n : 1));
 	}
 	*srclen = bestlen;
 	return best;
