@@ -3,8 +3,8 @@
 # (ASan + UBSan need glibc's dynamic runtime) is a host build in out/asan.
 
 LIB_SRCS  := $(wildcard tools/lib/*.c)
-PROGRAMS  := mkfs.erofs
-mkfs.erofs_SRCS := tools/mkfs/main.c
+PROGRAMS  := mkfs.erofs fsck.erofs
+FSCK_SRCS := $(wildcard tools/fsck/*.c)
 
 WARN   := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
           -Wmissing-prototypes -Wpointer-arith -Wvla -Wformat=2
@@ -14,13 +14,16 @@ DEPLIBS := -lzstd -llz4 -llzma -ldeflate -lpthread
 
 # $(1): build dir, $(2): cc, $(3): cflags, $(4): ldflags
 define tool_build
-$(1)/obj/%.o: %.c $(wildcard tools/lib/*.h) | $(1)/obj
+$(1)/obj/%.o: %.c $(wildcard tools/lib/*.h tools/*/*.h) | $(1)/obj
 	@mkdir -p $$(dir $$@)
 	$$(Q)$(2) $(3) -Itools/lib -c $$< -o $$@
 $(1)/lib/libkiln.a: $(LIB_SRCS:%.c=$(1)/obj/%.o)
 	@mkdir -p $$(dir $$@)
 	$$(Q)rm -f $$@ && ar rcs $$@ $$^
 $(1)/bin/mkfs.erofs: $(1)/obj/tools/mkfs/main.o $(1)/lib/libkiln.a
+	@mkdir -p $$(dir $$@)
+	$$(Q)$(2) $(3) -o $$@ $$^ $(4)
+$(1)/bin/fsck.erofs: $(FSCK_SRCS:%.c=$(1)/obj/%.o) $(1)/lib/libkiln.a
 	@mkdir -p $$(dir $$@)
 	$$(Q)$(2) $(3) -o $$@ $$^ $(4)
 $(1)/obj:

@@ -22,6 +22,7 @@ static void *worker(void *p)
 	pthread_mutex_lock(&wq->lock);
 	for (;;) {
 		struct kiln_job *job;
+		bool detached;
 
 		while (!wq->head && !wq->stopping)
 			pthread_cond_wait(&wq->more, &wq->lock);
@@ -31,10 +32,13 @@ static void *worker(void *p)
 		wq->head = job->next;
 		if (!wq->head)
 			wq->tail = NULL;
+		detached = job->detached;
 		pthread_mutex_unlock(&wq->lock);
 		job->fn(job, ctx);
 		pthread_mutex_lock(&wq->lock);
-		job->done = true;
+		if (!detached)
+			job->done = true;
+		wq->pending--;
 		pthread_cond_broadcast(&wq->finished);
 	}
 	pthread_mutex_unlock(&wq->lock);
@@ -74,6 +78,7 @@ void kiln_wq_submit(struct kiln_workqueue *wq, struct kiln_job *job)
 	else
 		wq->head = job;
 	wq->tail = job;
+	wq->pending++;
 	pthread_cond_signal(&wq->more);
 	pthread_mutex_unlock(&wq->lock);
 }
@@ -82,6 +87,14 @@ void kiln_wq_wait(struct kiln_workqueue *wq, struct kiln_job *job)
 {
 	pthread_mutex_lock(&wq->lock);
 	while (!job->done)
+		pthread_cond_wait(&wq->finished, &wq->lock);
+	pthread_mutex_unlock(&wq->lock);
+}
+
+void kiln_wq_drain(struct kiln_workqueue *wq)
+{
+	pthread_mutex_lock(&wq->lock);
+	while (wq->pending)
 		pthread_cond_wait(&wq->finished, &wq->lock);
 	pthread_mutex_unlock(&wq->lock);
 }

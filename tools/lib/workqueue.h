@@ -3,7 +3,8 @@
  * A fixed pool of worker threads running jobs from one FIFO queue. Each
  * worker owns a private context (e.g. a compressor) made by init_worker.
  * The submitter waits for jobs in its own order, which keeps output
- * deterministic whatever the number of workers.
+ * deterministic whatever the number of workers. Detached jobs may submit
+ * more jobs and free themselves; kiln_wq_drain waits until none is left.
  */
 #ifndef KILN_WORKQUEUE_H
 #define KILN_WORKQUEUE_H
@@ -15,6 +16,7 @@ struct kiln_job {
 	void (*fn)(struct kiln_job *job, void *worker_ctx);
 	struct kiln_job *next;
 	bool done;
+	bool detached;			/* never touched after fn returns */
 };
 
 struct kiln_workqueue {
@@ -22,6 +24,7 @@ struct kiln_workqueue {
 	pthread_cond_t more, finished;
 	struct kiln_job *head, *tail;
 	bool stopping;
+	unsigned long pending;		/* queued or running */
 	unsigned int nr_threads;
 	pthread_t *threads;
 	void *(*init_worker)(void *arg);
@@ -34,6 +37,7 @@ int kiln_wq_start(struct kiln_workqueue *wq, unsigned int nr_threads,
 		  void *arg);
 void kiln_wq_submit(struct kiln_workqueue *wq, struct kiln_job *job);
 void kiln_wq_wait(struct kiln_workqueue *wq, struct kiln_job *job);
+void kiln_wq_drain(struct kiln_workqueue *wq);
 void kiln_wq_stop(struct kiln_workqueue *wq);
 unsigned int kiln_online_cpus(void);
 

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fsck.erofs internals. walk.c checks the tree with a pool of workers:
+ * a directory job checks one directory and queues a job per child; a file
+ * job checks one inode and queues its data in batches of extents, each
+ * decompressed (and, with --extract=DIR, written) by whichever worker is
+ * free. extract.c does the writing. Messages are collected and printed
+ * sorted by path, so output never depends on --workers.
+ */
+#ifndef KILN_FSCK_H
+#define KILN_FSCK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "reader.h"
+#include "workqueue.h"
+
+struct fsck_opts {
+	const char *image;
+	bool extract;			/* --extract, with or without DIR */
+	const char *dir;		/* --extract=DIR */
+	bool force, overwrite, preserve_owner, preserve_perms;
+	bool print_ratio;
+	unsigned int workers;
+};
+
+/* What the walk learns about one inode, keyed by nid. */
+struct fsck_node {
+	uint64_t nid;
+	uint32_t refs;			/* directory entries naming it */
+	uint32_t nlink;			/* what the inode says */
+	uint32_t subdirs;		/* directories: entries that are dirs */
+	bool used, is_dir, loaded;
+	char *path;			/* where it was first found */
+};
+
+struct fsck_msg {
+	char *path, *text;
+};
+
+struct fsck_link {
+	char *target, *path;		/* hardlinks, made after the walk */
+};
+
+struct fsck_dirmeta {
+	char *path;
+	struct kiln_rinode ri;
+};
+
+struct fsck {
+	const struct fsck_opts *o;
+	struct kiln_image img;
+	struct kiln_workqueue wq;
+	pthread_mutex_t lock;		/* everything below */
+	struct fsck_node *nodes;
+	size_t nodes_cap, nodes_nr;
+	struct fsck_msg *msgs;
+	size_t nmsgs, msgs_cap;
+	struct fsck_link *links;
+	size_t nlinks, links_cap;
+	struct fsck_dirmeta *dirs;
+	size_t ndirs, dirs_cap;
+	uint64_t files, dirs_seen, others, logical, physical;
+	int rootfd;			/* --extract=DIR */
+	mode_t umask;
+	bool is_root;
+};
+
+struct fsck_worker {
+	struct kiln_dctx *x;
+	uint8_t *buf;			/* one extent, decoded */
+};
+
+/* walk.c */
+int fsck_walk(struct fsck *f);
+void fsck_error(struct fsck *f, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* extract.c: all paths are relative to DIR, "" for DIR itself */
+int fsck_extract_begin(struct fsck *f);
+int fsck_make_dir(struct fsck *f, const char *path);
+int fsck_open_file(struct fsck *f, const char *path);
+int fsck_make_special(struct fsck *f, const char *path,
+		      const struct kiln_rinode *ri, const char *symlink);
+int fsck_set_meta(struct fsck *f, const char *path,
+		  const struct kiln_rinode *ri, int fd);
+int fsck_set_xattrs(struct fsck *f, const char *path,
+		    const struct kiln_rinode *ri, int fd);
+void fsck_extract_end(struct fsck *f);
+
+#endif

@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "fsck.h"
+#include "kiln.h"
+#include "util.h"
+
+/* A batch: enough extents to keep a worker busy for a while. */
+#define BATCH_BYTES	(4u << 20)
+
+void fsck_error(struct fsck *f, const char *path, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&f->lock);
+	if (f->nmsgs == f->msgs_cap) {
+		f->msgs_cap = f->msgs_cap ? 2 * f->msgs_cap : 64;
+		f->msgs = xrealloc(f->msgs, f->msgs_cap * sizeof(*f->msgs));
+	}
+	f->msgs[f->nmsgs].path = xstrdup(path);
+	f->msgs[f->nmsgs++].text = xstrdup(text);
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* The node for nid, added if new; call with the lock held. */
+static struct fsck_node *node(struct fsck *f, uint64_t nid)
+{
+	size_t i;
+
+	if (2 * (f->nodes_nr + 1) > f->nodes_cap) {
+		struct fsck_node *old = f->nodes;
+		size_t oldcap = f->nodes_cap;
+
+		f->nodes_cap = oldcap ? 2 * oldcap : 1024;
+		f->nodes = xcalloc(f->nodes_cap, sizeof(*f->nodes));
+		f->nodes_nr = 0;
+		for (i = 0; i < oldcap; i++)
+			if (old[i].used)
+				*node(f, old[i].nid) = old[i];
+		free(old);
+	}
+	i = (size_t)(nid * 0x9E3779B97F4A7C15ull) & (f->nodes_cap - 1);
+	while (f->nodes[i].used && f->nodes[i].nid != nid)
+		i = (i + 1) & (f->nodes_cap - 1);
+	if (!f->nodes[i].used) {
+		f->nodes[i] = (struct fsck_node){ .nid = nid, .used = true };
+		f->nodes_nr++;
+	}
+	return &f->nodes[i];
+}
+
+static const char *rel(const char *path)
+{
+	return path[1] ? path + 1 : "";	/* "/a/b" -> "a/b", "/" -> "" */
+}
+
+struct dir_job {
+	struct kiln_job job;
+	struct fsck *f;
+	uint64_t nid, parent;
+	char *path;
+};
+
+struct file_job {
+	struct kiln_job job;
+	struct fsck *f;
+	uint64_t nid;
+	uint8_t ftype;
+	char *path;
+};
+
+/* One file's data, shared by its batches; the last one finishes the file. */
+struct file_data {
+	struct fsck *f;
+	struct kiln_rinode ri;
+	char *path;
+	struct kiln_fext *ext;
+	size_t nr;
+	int fd;
+	unsigned int left;		/* batches not done yet */
+	bool failed;
+};
+
+struct batch_job {
+	struct kiln_job job;
+	struct file_data *fd;
+	size_t first, n;
+};
+
+static void dir_fn(struct kiln_job *job, void *ctx);
+static void file_fn(struct kiln_job *job, void *ctx);
+
+static void submit_dir(struct fsck *f, uint64_t nid, uint64_t parent,
+		       char *path)
+{
+	struct dir_job *j = xcalloc(1, sizeof(*j));
+
+	*j = (struct dir_job){ .job = { .fn = dir_fn, .detached = true },
+			       .f = f, .nid = nid, .parent = parent,
+			       .path = path };
+	kiln_wq_submit(&f->wq, &j->job);
+}
+
+static void submit_file(struct fsck *f, uint64_t nid, uint8_t ftype,
+			char *path)
+{
+	struct file_job *j = xcalloc(1, sizeof(*j));
+
+	*j = (struct file_job){ .job = { .fn = file_fn, .detached = true },
+				.f = f, .nid = nid, .ftype = ftype,
+				.path = path };
+	kiln_wq_submit(&f->wq, &j->job);
+}
+
+static uint8_t ftype_of(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return EROFS_FT_REG_FILE;
+	case S_IFDIR: return EROFS_FT_DIR;
+	case S_IFCHR: return EROFS_FT_CHRDEV;
+	case S_IFBLK: return EROFS_FT_BLKDEV;
+	case S_IFIFO: return EROFS_FT_FIFO;
+	case S_IFSOCK: return EROFS_FT_SOCK;
+	}
+	return EROFS_FT_SYMLINK;
+}
+
+/* Loads and checks an inode: the same for files and directories. */
+static int load(struct fsck *f, uint64_t nid, uint8_t ftype, const char *path,
+		struct kiln_rinode *ri)
+{
+	struct kiln_diag d;
+	struct fsck_node *n;
+
+	if (kiln_inode_load(&f->img, nid, ri, &d)) {
+		fsck_error(f, path, "nid %llu: %s", (unsigned long long)nid,
+			   d.msg);
+		return -1;
+	}
+	if (ftype_of(ri->mode) != ftype) {
+		fsck_error(f, path, "nid %llu: directory entry says file type "
+			   "%u, the inode mode 0%o", (unsigned long long)nid,
+			   ftype, ri->mode);
+		return -1;
+	}
+	if (kiln_xattr_each(&f->img, ri, NULL, NULL, &d)) {
+		fsck_error(f, path, "nid %llu: %s", (unsigned long long)nid,
+			   d.msg);
+		return -1;
+	}
+	pthread_mutex_lock(&f->lock);
+	n = node(f, nid);
+	n->nlink = ri->nlink;
+	n->loaded = true;
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+struct dir_walk {
+	struct fsck *f;
+	const char *path;
+	uint64_t nid, parent;
+	bool dot, dotdot;
+	uint32_t subdirs;
+};
+
+static char *child_path(const char *dir, const char *name, size_t len)
+{
+	size_t dl = strlen(dir);
+	char *p = xmalloc(dl + len + 2);
+
+	memcpy(p, dir, dl);
+	p[dl == 1 ? 0 : dl] = '/';
+	memcpy(p + (dl == 1 ? 1 : dl + 1), name, len);
+	p[(dl == 1 ? 1 : dl + 1) + len] = 0;
+	return p;
+}
+
+static int dirent_cb(void *arg, const char *name, size_t len, uint64_t nid,
+		     uint8_t ftype)
+{
+	struct dir_walk *w = arg;
+	struct fsck *f = w->f;
+	struct fsck_node *n;
+	char *path;
+	bool first, again;
+
+	if ((len == 1 && name[0] == '.') ||
+	    (len == 2 && name[0] == '.' && name[1] == '.')) {
+		bool dot = len == 1;
+		uint64_t want = dot ? w->nid : w->parent;
+
+		if (nid != want || ftype != EROFS_FT_DIR)
+			fsck_error(f, w->path, "'%s' names nid %llu, not %llu",
+				   dot ? "." : "..", (unsigned long long)nid,
+				   (unsigned long long)want);
+		*(dot ? &w->dot : &w->dotdot) = true;
+		return 0;
+	}
+	if (memchr(name, '/', len)) {
+		fsck_error(f, w->path, "entry '%.*s' contains '/': refused",
+			   (int)len, name);
+		return 0;
+	}
+	path = child_path(w->path, name, len);
+	if (strlen(path) >= 4000) {
+		fsck_error(f, path, "path too long");
+		free(path);
+		return 0;
+	}
+	pthread_mutex_lock(&f->lock);
+	n = node(f, nid);
+	n->refs++;
+	first = !n->path;
+	again = ftype == EROFS_FT_DIR && n->is_dir;
+	if (ftype == EROFS_FT_DIR)
+		n->is_dir = true;
+	if (first)
+		n->path = xstrdup(path);
+	else if (ftype != EROFS_FT_DIR && f->o->dir) {
+		if (f->nlinks == f->links_cap) {
+			f->links_cap = f->links_cap ? 2 * f->links_cap : 64;
+			f->links = xrealloc(f->links,
+					    f->links_cap * sizeof(*f->links));
+		}
+		f->links[f->nlinks++] = (struct fsck_link){
+			.target = xstrdup(n->path), .path = xstrdup(path) };
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (ftype == EROFS_FT_DIR) {
+		w->subdirs++;
+		if (again) {
+			fsck_error(f, path, "directory nid %llu is reached "
+				   "twice (a loop or a hard-linked directory)",
+				   (unsigned long long)nid);
+			free(path);
+		} else {
+			submit_dir(f, nid, w->nid, path);
+		}
+	} else if (first) {
+		submit_file(f, nid, ftype, path);
+	} else {
+		free(path);		/* a hardlink: checked once */
+	}
+	return 0;
+}
+
+static void check_dir(struct fsck *f, struct fsck_worker *wk,
+		      struct dir_job *j)
+{
+	struct dir_walk w = { .f = f, .path = j->path, .nid = j->nid,
+			      .parent = j->parent };
+	struct kiln_rinode ri;
+	struct kiln_diag d;
+	uint8_t *data;
+
+	if (load(f, j->nid, EROFS_FT_DIR, j->path, &ri))
+		return;
+	if (kiln_read_all(&f->img, &ri, wk->x, KILN_MAX_DIR_SIZE, &data, &d)) {
+		fsck_error(f, j->path, "nid %llu: %s",
+			   (unsigned long long)j->nid, d.msg);
+		return;
+	}
+	if (f->o->dir && fsck_make_dir(f, rel(j->path)) == 0)
+		fsck_set_xattrs(f, rel(j->path), &ri, -1);
+	if (kiln_dir_each(&f->img, &ri, data, dirent_cb, &w, &d))
+		fsck_error(f, j->path, "nid %llu: %s",
+			   (unsigned long long)j->nid, d.msg);
+	else if (!w.dot || !w.dotdot)
+		fsck_error(f, j->path, "directory without '.' or '..'");
+	free(data);
+	pthread_mutex_lock(&f->lock);
+	node(f, j->nid)->subdirs = w.subdirs;
+	f->dirs_seen++;
+	f->logical += ri.size;
+	if (f->o->dir) {
+		if (f->ndirs == f->dirs_cap) {
+			f->dirs_cap = f->dirs_cap ? 2 * f->dirs_cap : 64;
+			f->dirs = xrealloc(f->dirs, f->dirs_cap * sizeof(*f->dirs));
+		}
+		f->dirs[f->ndirs++] = (struct fsck_dirmeta){
+			.path = xstrdup(rel(j->path)), .ri = ri };
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+static void dir_fn(struct kiln_job *job, void *ctx)
+{
+	struct dir_job *j = (struct dir_job *)job;
+
+	if (ctx)
+		check_dir(j->f, ctx, j);
+	else
+		fsck_error(j->f, j->path, "out of memory");
+	free(j->path);
+	free(j);
+}
+
+static void finish_file(struct file_data *fd)
+{
+	struct fsck *f = fd->f;
+	uint64_t phys = 0;
+
+	for (size_t i = 0; i < fd->nr; i++)
+		if (fd->ext[i].kind != KILN_EXT_HOLE)
+			phys += fd->ext[i].plen;
+	if (fd->fd >= 0) {
+		if (!fd->failed && ftruncate(fd->fd, (off_t)fd->ri.size))
+			fsck_error(f, fd->path, "cannot set the size: %s",
+				   strerror(errno));
+		if (!fd->failed) {
+			/* chown drops security.capability: xattrs last */
+			fsck_set_meta(f, rel(fd->path), &fd->ri, fd->fd);
+			fsck_set_xattrs(f, rel(fd->path), &fd->ri, fd->fd);
+		}
+		close(fd->fd);
+	}
+	pthread_mutex_lock(&f->lock);
+	f->files++;
+	f->logical += fd->ri.size;
+	f->physical += phys;
+	pthread_mutex_unlock(&f->lock);
+	free(fd->ext);
+	free(fd->path);
+	free(fd);
+}
+
+static void batch_fn(struct kiln_job *job, void *ctx)
+{
+	struct batch_job *b = (struct batch_job *)job;
+	struct file_data *fd = b->fd;
+	struct fsck_worker *wk = ctx;
+	struct kiln_diag d;
+	unsigned int left;
+
+	for (size_t i = b->first; i < b->first + b->n; i++) {
+		const struct kiln_fext *e = &fd->ext[i];
+
+		if (__atomic_load_n(&fd->failed, __ATOMIC_RELAXED))
+			break;
+		if (!wk || kiln_fext_read(&fd->f->img, wk->x, e, wk->buf, &d)) {
+			fsck_error(fd->f, fd->path, "nid %llu: %s",
+				   (unsigned long long)fd->ri.nid,
+				   wk ? d.msg : "out of memory");
+			__atomic_store_n(&fd->failed, true, __ATOMIC_RELAXED);
+			break;
+		}
+		if (fd->fd >= 0 && e->kind != KILN_EXT_HOLE &&
+		    pwrite_all(fd->fd, wk->buf, e->llen, e->la)) {
+			fsck_error(fd->f, fd->path, "write error: %s",
+				   strerror(errno));
+			__atomic_store_n(&fd->failed, true, __ATOMIC_RELAXED);
+		}
+	}
+	free(b);
+	left = __atomic_sub_fetch(&fd->left, 1, __ATOMIC_ACQ_REL);
+	if (!left)
+		finish_file(fd);
+}
+
+/* Queues the data in batches; the file is finished by the last one. */
+static void queue_data(struct file_data *fd)
+{
+	size_t first = 0, i;
+	uint64_t bytes = 0;
+	unsigned int n = 0;
+
+	for (i = 0; i < fd->nr; i++) {
+		bytes += fd->ext[i].llen;
+		if (bytes >= BATCH_BYTES || i + 1 == fd->nr) {
+			n++;
+			bytes = 0;
+		}
+	}
+	if (!n) {
+		finish_file(fd);
+		return;
+	}
+	fd->left = n;
+	for (i = 0; i < fd->nr; i++) {
+		bytes += fd->ext[i].llen;
+		if (bytes >= BATCH_BYTES || i + 1 == fd->nr) {
+			struct batch_job *b = xcalloc(1, sizeof(*b));
+
+			*b = (struct batch_job){
+				.job = { .fn = batch_fn, .detached = true },
+				.fd = fd, .first = first, .n = i + 1 - first };
+			first = i + 1;
+			bytes = 0;
+			kiln_wq_submit(&fd->f->wq, &b->job);
+		}
+	}
+}
+
+static void check_special(struct fsck *f, struct fsck_worker *wk,
+			  struct file_job *j, const struct kiln_rinode *ri)
+{
+	struct kiln_diag d;
+	uint8_t *target = NULL;
+
+	if (S_ISLNK(ri->mode)) {
+		if (kiln_read_all(&f->img, ri, wk->x, 4095, &target, &d)) {
+			fsck_error(f, j->path, "nid %llu: %s",
+				   (unsigned long long)j->nid, d.msg);
+			return;
+		}
+		if (strlen((char *)target) != ri->size) {
+			fsck_error(f, j->path, "symlink target contains a NUL");
+			free(target);
+			return;
+		}
+	}
+	if (f->o->dir && !fsck_make_special(f, rel(j->path), ri,
+					    (char *)target)) {
+		fsck_set_meta(f, rel(j->path), ri, -1);
+		fsck_set_xattrs(f, rel(j->path), ri, -1);
+	}
+	free(target);
+	pthread_mutex_lock(&f->lock);
+	f->others++;
+	f->logical += ri->size;
+	pthread_mutex_unlock(&f->lock);
+}
+
+static void file_fn(struct kiln_job *job, void *ctx)
+{
+	struct file_job *j = (struct file_job *)job;
+	struct fsck *f = j->f;
+	struct fsck_worker *wk = ctx;
+	struct file_data *fd;
+	struct kiln_rinode ri;
+	struct kiln_diag d;
+
+	if (!wk || load(f, j->nid, j->ftype, j->path, &ri))
+		goto out;
+	if (!S_ISREG(ri.mode)) {
+		check_special(f, wk, j, &ri);
+		goto out;
+	}
+	fd = xcalloc(1, sizeof(*fd));
+	*fd = (struct file_data){ .f = f, .ri = ri, .path = j->path, .fd = -1 };
+	j->path = NULL;
+	if (kiln_file_map(&f->img, &ri, &fd->ext, &fd->nr, &d)) {
+		fsck_error(f, fd->path, "nid %llu: %s",
+			   (unsigned long long)j->nid, d.msg);
+		fd->failed = true;
+		fd->nr = 0;
+	} else if (f->o->dir) {
+		fd->fd = fsck_open_file(f, rel(fd->path));
+		fd->failed = fd->fd < 0;
+	}
+	queue_data(fd);
+out:
+	free(j->path);
+	free(j);
+}
+
+static void *worker_init(void *arg)
+{
+	struct fsck *f = arg;
+	struct fsck_worker *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->x = kiln_dctx_new(&f->img);
+	w->buf = malloc(KILN_MAX_EXTENT_LEN);
+	if (!w->x || !w->buf) {
+		kiln_dctx_free(w->x);
+		free(w->buf);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+static void worker_exit(void *ctx)
+{
+	struct fsck_worker *w = ctx;
+
+	kiln_dctx_free(w->x);
+	free(w->buf);
+	free(w);
+}
+
+/* Link counts, once every entry has been seen. */
+static void check_links(struct fsck *f)
+{
+	for (size_t i = 0; i < f->nodes_cap; i++) {
+		struct fsck_node *n = &f->nodes[i];
+		uint32_t want;
+
+		if (!n->used || !n->loaded)
+			continue;
+		want = n->is_dir ? n->subdirs + 2 : n->refs;
+		if (n->nlink != want)
+			fsck_error(f, n->path ? n->path : "?", "nid %llu: link "
+				   "count %u, but %u found",
+				   (unsigned long long)n->nid, n->nlink, want);
+	}
+}
+
+int fsck_walk(struct fsck *f)
+{
+	uint64_t root = f->img.sb.root_nid;
+	struct fsck_node *n;
+
+	pthread_mutex_init(&f->lock, NULL);
+	if (kiln_wq_start(&f->wq, f->o->workers, worker_init, worker_exit, f))
+		return -1;
+	pthread_mutex_lock(&f->lock);
+	n = node(f, root);
+	n->is_dir = true;
+	n->path = xstrdup("/");
+	pthread_mutex_unlock(&f->lock);
+	submit_dir(f, root, root, xstrdup("/"));
+	kiln_wq_drain(&f->wq);
+	kiln_wq_stop(&f->wq);
+	check_links(f);
+	return 0;
+}

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "compress.h"
+#include "image.h"
+#include "kiln.h"
+#include "le.h"
+#include "ondisk.h"
+#include "util.h"
+
+void kiln_diag_set(struct kiln_diag *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+	va_end(ap);
+}
+
+int kiln_image_read(const struct kiln_image *img, void *buf, uint64_t off,
+		    uint64_t len, struct kiln_diag *d)
+{
+	if (off > img->size || len > img->size - off) {
+		kiln_diag_set(d, "%llu bytes at offset %llu are beyond the end "
+			      "of the image (%llu bytes)",
+			      (unsigned long long)len, (unsigned long long)off,
+			      (unsigned long long)img->size);
+		return -1;
+	}
+	if (pread_all(img->fd, buf, len, off) < 0) {
+		kiln_diag_set(d, "read error at offset %llu: %s",
+			      (unsigned long long)off, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+#define KNOWN_COMPAT (EROFS_FEATURE_COMPAT_SB_CHKSUM | \
+		      EROFS_FEATURE_COMPAT_MTIME | \
+		      EROFS_FEATURE_COMPAT_XATTR_FILTER)
+#define SUPPORTED_INCOMPAT (EROFS_FEATURE_INCOMPAT_ZERO_PADDING | \
+			    EROFS_FEATURE_INCOMPAT_COMPR_CFGS | \
+			    EROFS_FEATURE_INCOMPAT_CHUNKED_FILE | \
+			    EROFS_FEATURE_INCOMPAT_DEVICE_TABLE | \
+			    EROFS_FEATURE_INCOMPAT_ZTAILPACKING)
+#define KNOWN_INCOMPAT (SUPPORTED_INCOMPAT | \
+			EROFS_FEATURE_INCOMPAT_FRAGMENTS | \
+			EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES | \
+			EROFS_FEATURE_INCOMPAT_48BIT | \
+			EROFS_FEATURE_INCOMPAT_METABOX)
+
+static int check_features(struct kiln_image *img, struct kiln_diag *d)
+{
+	const struct erofs_super_block *sb = &img->sb;
+	uint32_t in = sb->feature_incompat;
+
+	if (sb->feature_compat & ~KNOWN_COMPAT)
+		kiln_info(1, "warning: unknown compatible features 0x%x "
+			  "(ignored)", sb->feature_compat & ~KNOWN_COMPAT);
+	if (in & ~KNOWN_INCOMPAT) {
+		kiln_diag_set(d, "superblock: unknown incompatible features "
+			      "0x%x", in & ~KNOWN_INCOMPAT);
+		return -1;
+	}
+	if (in & ~SUPPORTED_INCOMPAT) {
+		kiln_diag_set(d, "superblock: incompatible features 0x%x "
+			      "(fragments/dedupe, long xattr prefixes, 48-bit, "
+			      "metabox) are not supported yet",
+			      in & ~SUPPORTED_INCOMPAT);
+		return -1;
+	}
+	if (sb->extra_devices) {
+		kiln_diag_set(d, "superblock: %u extra devices: multi-device "
+			      "images are not supported", sb->extra_devices);
+		return -1;
+	}
+	img->zero_padding = in & EROFS_FEATURE_INCOMPAT_ZERO_PADDING;
+	img->big_pcluster = in & EROFS_FEATURE_INCOMPAT_BIG_PCLUSTER;
+	img->ztailpacking = in & EROFS_FEATURE_INCOMPAT_ZTAILPACKING;
+	img->head2 = in & EROFS_FEATURE_INCOMPAT_DEVICE_TABLE;
+	img->chunked = in & EROFS_FEATURE_INCOMPAT_CHUNKED_FILE;
+	return 0;
+}
+
+/* One configuration record per available algorithm, in id order. */
+static int parse_cfgs(struct kiln_image *img, struct kiln_diag *d)
+{
+	uint32_t pos = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE +
+		       img->sb.sb_extslots * 16u;
+
+	img->max_pclusterblks = 1;
+	if (!(img->sb.feature_incompat & EROFS_FEATURE_INCOMPAT_COMPR_CFGS)) {
+		img->algs = img->zero_padding || img->sb.u1 ? 1 : 0;
+		return 0;
+	}
+	img->algs = img->sb.u1;
+	if (img->algs & ~0xfu) {
+		kiln_diag_set(d, "superblock: unknown compression algorithms "
+			      "0x%x", img->algs);
+		return -1;
+	}
+	for (unsigned int alg = 0; alg < 4; alg++) {
+		uint8_t rec[16] = { 0 };
+		uint32_t len;
+
+		if (!(img->algs & 1u << alg))
+			continue;
+		pos = (uint32_t)round_up(pos, 4);
+		/* records may spill past block 0: read them from the image */
+		if (kiln_image_read(img, rec, pos, 2, d))
+			return -1;
+		len = get_le16(rec);
+		len = len ? len : 65536;
+		if (kiln_image_read(img, rec, pos + 2, len < 16 ? len : 16, d))
+			return -1;
+		pos += 2 + len;
+		if (alg == EROFS_ALG_LZ4 && len >= 4) {
+			img->max_pclusterblks = get_le16(rec + 2);
+			if (!img->max_pclusterblks)
+				img->max_pclusterblks = 1;
+		} else if (alg == EROFS_ALG_LZMA) {
+			img->lzma_dict = len >= 4 ? get_le32(rec) : 0;
+			if (len < 14 || get_le16(rec + 4) ||
+			    img->lzma_dict < 4096 || img->lzma_dict > 8u << 20) {
+				kiln_diag_set(d, "lzma configuration: bad format "
+					      "or dictionary size %u", img->lzma_dict);
+				return -1;
+			}
+		} else if (alg == EROFS_ALG_DEFLATE) {
+			if (len < 1 || rec[0] > 15) {
+				kiln_diag_set(d, "deflate configuration: window "
+					      "bits %u over 15", rec[0]);
+				return -1;
+			}
+		} else if (alg == EROFS_ALG_ZSTD) {
+			if (len < 2 || rec[0] || rec[1] > 10) {
+				kiln_diag_set(d, "zstd configuration: bad format "
+					      "or window log %u", rec[1] + 10u);
+				return -1;
+			}
+			img->zstd_window = 1u << (rec[1] + 10);
+		}
+	}
+	if (img->max_pclusterblks > (1u << 20) >> img->blkszbits) {
+		kiln_diag_set(d, "lz4 configuration: %u-block pclusters are "
+			      "over 1 MiB", img->max_pclusterblks);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_sb(struct kiln_image *img, const uint8_t *blk,
+		    struct kiln_diag *d)
+{
+	struct erofs_super_block *sb = &img->sb;
+
+	erofs_sb_decode(sb, blk + EROFS_SUPER_OFFSET);
+	if (sb->magic != EROFS_SUPER_MAGIC) {
+		kiln_diag_set(d, "superblock: bad magic 0x%08x at offset 1024 "
+			      "(not an EROFS image)", sb->magic);
+		return -1;
+	}
+	if (sb->blkszbits < EROFS_MIN_BLKSZBITS ||
+	    sb->blkszbits > EROFS_MAX_BLKSZBITS) {
+		kiln_diag_set(d, "superblock: block size 2^%u is not supported "
+			      "(512..4096)", sb->blkszbits);
+		return -1;
+	}
+	img->blkszbits = sb->blkszbits;
+	img->blksz = 1u << sb->blkszbits;
+	if ((sb->feature_compat & EROFS_FEATURE_COMPAT_SB_CHKSUM) &&
+	    erofs_sb_checksum(blk + EROFS_SUPER_OFFSET, img->blkszbits) != sb->checksum) {
+		kiln_diag_set(d, "superblock: checksum 0x%08x does not match "
+			      "the contents (0x%08x)", sb->checksum,
+			      erofs_sb_checksum(blk + EROFS_SUPER_OFFSET, img->blkszbits));
+		return -1;
+	}
+	if (sb->dirblkbits) {
+		kiln_diag_set(d, "superblock: dirblkbits %u must be 0",
+			      sb->dirblkbits);
+		return -1;
+	}
+	if (sb->sb_extslots > 16) {
+		kiln_diag_set(d, "superblock: %u extension slots",
+			      sb->sb_extslots);
+		return -1;
+	}
+	img->meta_base = (uint64_t)sb->meta_blkaddr << img->blkszbits;
+	img->xattr_base = (uint64_t)sb->xattr_blkaddr << img->blkszbits;
+	if (img->meta_base >= img->size) {
+		kiln_diag_set(d, "superblock: metadata block %u is beyond the "
+			      "end of the image", sb->meta_blkaddr);
+		return -1;
+	}
+	if (check_features(img, d))
+		return -1;
+	return parse_cfgs(img, d);
+}
+
+int kiln_image_open(struct kiln_image *img, const char *path,
+		    struct kiln_diag *d)
+{
+	/* the checksum covers up to the end of a 4 KiB block at most */
+	uint8_t blk[4096];
+	struct stat st;
+
+	memset(img, 0, sizeof(*img));
+	img->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (img->fd < 0 || fstat(img->fd, &st)) {
+		kiln_diag_set(d, "cannot open %s: %s", path, strerror(errno));
+		if (img->fd >= 0)
+			close(img->fd);
+		return -1;
+	}
+	img->size = S_ISBLK(st.st_mode) ?
+		    (uint64_t)lseek(img->fd, 0, SEEK_END) : (uint64_t)st.st_size;
+	memset(blk, 0, sizeof(blk));
+	if (img->size < EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE) {
+		kiln_diag_set(d, "%s: %llu bytes is too small for an EROFS "
+			      "image", path, (unsigned long long)img->size);
+		goto fail;
+	}
+	if (pread_all(img->fd, blk, img->size < sizeof(blk) ? img->size :
+		      sizeof(blk), 0) < 0) {
+		kiln_diag_set(d, "%s: read error: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (check_sb(img, blk, d))
+		goto fail;
+	return 0;
+fail:
+	close(img->fd);
+	img->fd = -1;
+	return -1;
+}
+
+void kiln_image_close(struct kiln_image *img)
+{
+	if (img->fd >= 0)
+		close(img->fd);
+	img->fd = -1;
+}

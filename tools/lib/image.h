@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The reader's view of an image: the superblock, checked, and reads that
+ * never leave the image. Everything the reader learns from the image is
+ * treated as hostile: every offset is checked against the image size before
+ * it is used, and every error names what was wrong and where.
+ */
+#ifndef KILN_IMAGE_H
+#define KILN_IMAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "erofs_fs.h"
+
+/* Feature bits beyond erofs_fs.h that the reader must recognise. */
+#define EROFS_FEATURE_COMPAT_XATTR_FILTER	0x00000004
+#define EROFS_FEATURE_INCOMPAT_DEVICE_TABLE	0x00000008	/* also HEAD2 */
+#define EROFS_FEATURE_INCOMPAT_FRAGMENTS	0x00000020	/* also DEDUPE */
+#define EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES	0x00000040
+#define EROFS_FEATURE_INCOMPAT_48BIT		0x00000080
+#define EROFS_FEATURE_INCOMPAT_METABOX		0x00000100
+
+/* What went wrong, for one line of output: fsck adds the path. */
+struct kiln_diag {
+	char msg[240];
+};
+
+struct kiln_image {
+	int fd;
+	uint64_t size;			/* bytes */
+	struct erofs_super_block sb;
+	unsigned int blkszbits;
+	uint32_t blksz;
+	uint64_t meta_base;		/* byte offset of nid 0 */
+	uint64_t xattr_base;		/* byte offset of shared xattr id 0 */
+	uint16_t algs;			/* available algorithms, bit per id */
+	uint32_t max_pclusterblks;	/* from the lz4 record, or 1 */
+	uint32_t lzma_dict;
+	uint32_t zstd_window;
+	bool zero_padding, big_pcluster, ztailpacking, head2, chunked;
+};
+
+/*
+ * Opens and checks the superblock and compression configurations. On
+ * failure returns -1 with d filled in; warnings go to stderr.
+ */
+int kiln_image_open(struct kiln_image *img, const char *path,
+		    struct kiln_diag *d);
+void kiln_image_close(struct kiln_image *img);
+
+/* Reads len bytes at off; -1 with a message if any part is outside. */
+int kiln_image_read(const struct kiln_image *img, void *buf, uint64_t off,
+		    uint64_t len, struct kiln_diag *d);
+
+void kiln_diag_set(struct kiln_diag *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The reader: inodes, extended attributes, directories and file data of an
+ * opened image (image.h). Every function checks what it reads and fails
+ * with a one-line diagnosis instead of trusting the image.
+ */
+#ifndef KILN_READER_H
+#define KILN_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "image.h"
+
+/* Limits that keep a hostile image from costing unbounded memory. */
+#define KILN_MAX_DIR_SIZE	(64u << 20)
+#define KILN_MAX_XATTR_BODY	65536u
+#define KILN_MAX_EXTENT_LEN	(12u << 20)	/* Z_EROFS_PCLUSTER_MAX_DSIZE */
+
+struct kiln_rinode {
+	uint64_t nid;
+	uint64_t pos;			/* byte offset of the inode */
+	uint8_t layout;			/* enum erofs_datalayout */
+	bool extended;
+	uint32_t mode, nlink, uid, gid;
+	uint64_t size;
+	int64_t mtime;
+	uint32_t mtime_nsec;
+	uint32_t iu;			/* start block, block count, rdev... */
+	uint16_t xattr_icount;
+	uint32_t xattr_size;		/* bytes of the xattr body */
+	uint64_t tail;			/* after inode and xattrs */
+};
+
+int kiln_inode_load(const struct kiln_image *img, uint64_t nid,
+		    struct kiln_rinode *ri, struct kiln_diag *d);
+
+/* Calls fn for each xattr with its full name ("user.foo"). */
+typedef int (*kiln_xattr_fn)(void *arg, const char *name, const void *value,
+			     size_t len);
+int kiln_xattr_each(const struct kiln_image *img, const struct kiln_rinode *ri,
+		    kiln_xattr_fn fn, void *arg, struct kiln_diag *d);
+
+/* A piece of a file: where its bytes come from. */
+enum kiln_ext_kind {
+	KILN_EXT_HOLE,			/* zeros, nothing stored */
+	KILN_EXT_RAW,			/* bytes as they are at pa */
+	KILN_EXT_PLAIN,			/* an uncompressed pcluster */
+	KILN_EXT_ZIP,			/* a compressed pcluster */
+};
+
+struct kiln_fext {
+	uint64_t la, llen;		/* logical range */
+	uint64_t pa;			/* physical byte offset */
+	uint32_t plen;			/* bytes stored there */
+	uint8_t kind, alg;
+	bool interlaced;		/* PLAIN: rotated by la % blksz */
+};
+
+/*
+ * The file's extents in order, covering [0, size) exactly, every physical
+ * range inside the image. *out is malloc'd.
+ */
+int kiln_file_map(const struct kiln_image *img, const struct kiln_rinode *ri,
+		  struct kiln_fext **out, size_t *nr, struct kiln_diag *d);
+/* Compressed inodes (zmap.c); called by kiln_file_map. */
+int kiln_zmap(const struct kiln_image *img, const struct kiln_rinode *ri,
+	      struct kiln_fext **out, size_t *nr, struct kiln_diag *d);
+
+/* Per-thread decompression state (decompress.c). */
+struct kiln_dctx;
+struct kiln_dctx *kiln_dctx_new(const struct kiln_image *img);
+void kiln_dctx_free(struct kiln_dctx *x);
+/*
+ * Produces the extent's llen bytes in out (which must hold llen), reading
+ * its stored bytes through x's buffer: -1 if they do not decode to exactly
+ * that length.
+ */
+int kiln_fext_read(const struct kiln_image *img, struct kiln_dctx *x,
+		   const struct kiln_fext *e, uint8_t *out,
+		   struct kiln_diag *d);
+
+/* Whole content of a small inode (directory, symlink), malloc'd. */
+int kiln_read_all(const struct kiln_image *img, const struct kiln_rinode *ri,
+		  struct kiln_dctx *x, uint64_t max, uint8_t **out,
+		  struct kiln_diag *d);
+
+/* A directory's entries, checked; fn stops the walk by returning non-0. */
+typedef int (*kiln_dirent_fn)(void *arg, const char *name, size_t len,
+			      uint64_t nid, uint8_t ftype);
+int kiln_dir_each(const struct kiln_image *img, const struct kiln_rinode *ri,
+		  const uint8_t *data, kiln_dirent_fn fn, void *arg,
+		  struct kiln_diag *d);
+
+#endif

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Extended attributes of an inode: shared entries (by id, from the shared
+ * area at xattr_blkaddr) first, then the inline ones, as the kernel lists
+ * them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "le.h"
+#include "reader.h"
+
+static const char *const prefixes[] = {
+	[EROFS_XATTR_INDEX_USER] = "user.",
+	[EROFS_XATTR_INDEX_POSIX_ACL_ACCESS] = "system.posix_acl_access",
+	[EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT] = "system.posix_acl_default",
+	[EROFS_XATTR_INDEX_TRUSTED] = "trusted.",
+	[EROFS_XATTR_INDEX_LUSTRE] = "lustre.",
+	[EROFS_XATTR_INDEX_SECURITY] = "security.",
+};
+
+/* One entry at p (avail bytes); returns its size or 0 on a bad entry. */
+static uint32_t entry(const uint8_t *p, uint32_t avail, kiln_xattr_fn fn,
+		      void *arg, int *ret, struct kiln_diag *d)
+{
+	uint8_t nlen = p[0], idx = p[1];
+	uint16_t vlen = get_le16(p + 2);
+	uint32_t size = erofs_xattr_entry_size(nlen, vlen);
+	char name[24 + 256];
+
+	if (size > avail) {
+		kiln_diag_set(d, "xattr entry of %u bytes overruns its area "
+			      "(%u bytes left)", size, avail);
+		return 0;
+	}
+	if (idx == 0 || idx >= sizeof(prefixes) / sizeof(prefixes[0])) {
+		kiln_diag_set(d, "xattr entry with unknown name index %u", idx);
+		return 0;
+	}
+	if (idx != EROFS_XATTR_INDEX_POSIX_ACL_ACCESS &&
+	    idx != EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT && !nlen) {
+		kiln_diag_set(d, "xattr entry with an empty name");
+		return 0;
+	}
+	if (memchr(p + 4, 0, nlen)) {
+		kiln_diag_set(d, "xattr name contains a NUL byte");
+		return 0;
+	}
+	snprintf(name, sizeof(name), "%s%.*s", prefixes[idx], (int)nlen,
+		 (const char *)p + 4);
+	*ret = fn ? fn(arg, name, p + 4 + nlen, vlen) : 0;
+	return size;
+}
+
+static int shared(const struct kiln_image *img, uint32_t id, kiln_xattr_fn fn,
+		  void *arg, struct kiln_diag *d)
+{
+	uint64_t pos = img->xattr_base + (uint64_t)id * 4;
+	uint8_t head[4], *buf;
+	uint32_t size;
+	int ret = 0;
+
+	if (kiln_image_read(img, head, pos, 4, d))
+		return -1;
+	size = erofs_xattr_entry_size(head[0], get_le16(head + 2));
+	buf = malloc(size);	/* up to 64 KiB: not on a thread's stack */
+	if (!buf || kiln_image_read(img, buf, pos, size, d) ||
+	    !entry(buf, size, fn, arg, &ret, d))
+		ret = -1;
+	free(buf);
+	return ret;
+}
+
+int kiln_xattr_each(const struct kiln_image *img, const struct kiln_rinode *ri,
+		    kiln_xattr_fn fn, void *arg, struct kiln_diag *d)
+{
+	uint32_t n = ri->xattr_size, pos, nshared;
+	uint8_t *body;
+	int ret = -1;
+
+	if (!n)
+		return 0;
+	body = malloc(n);
+	if (!body) {
+		kiln_diag_set(d, "out of memory");
+		return -1;
+	}
+	if (kiln_image_read(img, body, ri->tail - n, n, d))
+		goto out;
+	nshared = body[4];
+	pos = EROFS_XATTR_IBODY_HEADER_SIZE + 4 * nshared;
+	if (pos > n) {
+		kiln_diag_set(d, "%u shared xattrs do not fit a %u-byte xattr "
+			      "body", nshared, n);
+		goto out;
+	}
+	for (uint32_t i = 0; i < nshared; i++) {
+		uint32_t id = get_le32(body + EROFS_XATTR_IBODY_HEADER_SIZE + 4 * i);
+
+		ret = shared(img, id, fn, arg, d);
+		if (ret)
+			goto out;
+	}
+	while (pos < n) {
+		uint32_t sz;
+
+		ret = 0;
+		if (n - pos < EROFS_XATTR_ENTRY_SIZE) {
+			kiln_diag_set(d, "%u stray bytes at the end of the xattr "
+				      "body", n - pos);
+			ret = -1;
+			goto out;
+		}
+		sz = entry(body + pos, n - pos, fn, arg, &ret, d);
+		if (!sz) {
+			ret = -1;
+			goto out;
+		}
+		if (ret)
+			goto out;
+		pos += sz;
+	}
+	ret = 0;
+out:
+	free(body);
+	return ret;
+}

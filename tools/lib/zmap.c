@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Compressed inodes: from the map header and the lcluster index (full or
+ * compact, see zindex.h) to the list of extents, checking every rule the
+ * kernel relies on while it maps (format reference §5.2-5.6).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "compress.h"
+#include "le.h"
+#include "reader.h"
+#include "util.h"
+#include "zindex.h"
+
+#define Z_EROFS_ADVISE_INTERLACED_PCLUSTER	0x0010
+#define Z_EROFS_ADVISE_FRAGMENT_PCLUSTER	0x0020
+#define Z_EROFS_LCLUSTER_TYPE_HEAD2		3
+
+struct lrec {
+	uint8_t type;
+	uint16_t clusterofs;		/* heads */
+	uint32_t blkaddr;		/* heads */
+	uint16_t d0;			/* NONHEAD: lclusters back to the head */
+	uint16_t cblkcnt;		/* NONHEAD with CBLKCNT: its count */
+	int32_t d1;			/* NONHEAD: on to the next head, or -1 */
+};
+
+struct zmap {
+	const struct kiln_image *img;
+	const struct kiln_rinode *ri;
+	uint64_t hpos;			/* map header */
+	uint16_t advise, idata_size;
+	uint8_t alg[2];
+	unsigned int lcbits, lobits;
+	uint64_t nlc, c4i, c2b;
+	uint8_t *index;			/* the records, after the header */
+	uint64_t index_len;
+	bool compact, big1, big2;
+};
+
+static int full_rec(const struct zmap *z, uint64_t lcn, struct lrec *r)
+{
+	const uint8_t *p = z->index + 8 + 8 * lcn;
+
+	memset(r, 0, sizeof(*r));
+	r->type = get_le16(p) & 3;
+	r->d1 = -1;
+	if (r->type != Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
+		r->clusterofs = get_le16(p + 2);
+		r->blkaddr = get_le32(p + 4);
+		return 0;
+	}
+	r->d0 = get_le16(p + 4);
+	if (r->d0 & Z_EROFS_LI_D0_CBLKCNT) {
+		r->cblkcnt = r->d0 & ~Z_EROFS_LI_D0_CBLKCNT;
+		r->d0 = 1;
+	}
+	r->d1 = get_le16(p + 6);
+	return 0;
+}
+
+static unsigned int entry(const uint8_t *pack, unsigned int j, unsigned int w,
+			  unsigned int lobits, uint8_t *type)
+{
+	unsigned int bit = j * w;
+	uint32_t v = get_le32(pack + bit / 8) >> (bit % 8);
+
+	*type = (uint8_t)((v >> lobits) & 3);
+	return v & ((1u << lobits) - 1);
+}
+
+/* Pack holding record lcn: offset in the index, entry number, geometry. */
+static void pack_of(const struct zmap *z, uint64_t lcn, uint64_t *off,
+		    unsigned int *i, unsigned int *vcnt)
+{
+	uint64_t base = 0;
+
+	*vcnt = 2;
+	if (lcn >= z->c4i) {
+		base = z->c4i * 4;
+		lcn -= z->c4i;
+		if (lcn < z->c2b) {
+			*vcnt = 16;
+			*off = base + lcn / 16 * 32;
+			*i = (unsigned int)(lcn % 16);
+			return;
+		}
+		base += z->c2b * 2;
+		lcn -= z->c2b;
+	}
+	*off = base + lcn / 2 * 8;
+	*i = (unsigned int)(lcn % 2);
+}
+
+/* The kernel's unpacking of one compact record (z_erofs_load_compact_lcluster). */
+static int compact_rec(const struct zmap *z, uint64_t lcn, struct lrec *r,
+		       struct kiln_diag *d)
+{
+	uint64_t off;
+	unsigned int i, vcnt, w, lo, nblk;
+	const uint8_t *pack;
+	uint8_t type;
+	int j;
+
+	pack_of(z, lcn, &off, &i, &vcnt);
+	pack = z->index + off;
+	w = vcnt == 2 ? 16 : 14;
+	memset(r, 0, sizeof(*r));
+	r->d1 = -1;
+	lo = entry(pack, i, w, z->lobits, &type);
+	r->type = type;
+	if (type == Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
+		if (lo & Z_EROFS_LI_D0_CBLKCNT) {
+			if (!z->big1) {
+				kiln_diag_set(d, "lcluster %llu: block count "
+					      "without big pclusters",
+					      (unsigned long long)lcn);
+				return -1;
+			}
+			r->cblkcnt = lo & ~Z_EROFS_LI_D0_CBLKCNT;
+			r->d0 = 1;
+		} else if (i + 1 != vcnt) {
+			r->d0 = (uint16_t)lo;
+		} else {
+			/* a pack's last entry holds delta1 instead */
+			r->d1 = (int32_t)lo;
+			lo = entry(pack, i - 1, w, z->lobits, &type);
+			r->d0 = type != Z_EROFS_LCLUSTER_TYPE_NONHEAD ? 1 :
+				(lo & Z_EROFS_LI_D0_CBLKCNT) ? 2 :
+				(uint16_t)(lo + 1);
+		}
+		return 0;
+	}
+	r->clusterofs = (uint16_t)lo;
+	/* heads: pack base plus the pclusters of earlier heads in the pack */
+	nblk = z->big1 ? 0 : 1;
+	for (j = (int)i - 1; j >= 0; j--) {
+		lo = entry(pack, (unsigned int)j, w, z->lobits, &type);
+		if (type != Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
+			nblk++;
+		} else if (!z->big1) {
+			j -= (int)lo;
+			if (j >= 0)
+				nblk++;
+		} else if (lo & Z_EROFS_LI_D0_CBLKCNT) {
+			j--;
+			nblk += lo & ~Z_EROFS_LI_D0_CBLKCNT;
+		} else if (lo <= 1) {
+			kiln_diag_set(d, "lcluster %llu: delta0 %u in a big "
+				      "pcluster index", (unsigned long long)lcn,
+				      lo);
+			return -1;
+		} else {
+			j -= (int)lo - 2;
+		}
+	}
+	r->blkaddr = get_le32(pack + vcnt * w / 8) + nblk;
+	return 0;
+}
+
+static int rec(const struct zmap *z, uint64_t lcn, struct lrec *r,
+	       struct kiln_diag *d)
+{
+	return z->compact ? compact_rec(z, lcn, r, d) : full_rec(z, lcn, r);
+}
+
+static int read_header(struct zmap *z, struct kiln_diag *d)
+{
+	const struct kiln_image *img = z->img;
+	uint8_t h[Z_EROFS_MAP_HEADER_SIZE];
+
+	z->hpos = round_up(z->ri->tail, 8);
+	if (kiln_image_read(img, h, z->hpos, sizeof(h), d))
+		return -1;
+	z->idata_size = get_le16(h + 2);
+	z->advise = get_le16(h + 4);
+	z->alg[0] = h[6] & 15;
+	z->alg[1] = h[6] >> 4;
+	z->lcbits = img->blkszbits + (h[7] & 15);
+	z->compact = z->ri->layout == EROFS_INODE_COMPRESSED_COMPACT;
+	z->big1 = z->advise & Z_EROFS_ADVISE_BIG_PCLUSTER_1;
+	z->big2 = z->advise & Z_EROFS_ADVISE_BIG_PCLUSTER_2;
+	if ((h[7] & 0x80) || (z->advise & Z_EROFS_ADVISE_FRAGMENT_PCLUSTER)) {
+		kiln_diag_set(d, "fragments are not supported");
+		return -1;
+	}
+	if (z->alg[0] > 3 || z->alg[1] > 3) {
+		kiln_diag_set(d, "map header: unknown algorithm types 0x%02x",
+			      h[6]);
+		return -1;
+	}
+	if ((z->big1 || z->big2) && !img->big_pcluster) {
+		kiln_diag_set(d, "map header: big pclusters in an image "
+			      "without them");
+		return -1;
+	}
+	if (z->compact && z->big1 != z->big2) {
+		kiln_diag_set(d, "map header: compact index with only one of "
+			      "the big pcluster flags");
+		return -1;
+	}
+	if ((z->advise & Z_EROFS_ADVISE_INLINE_PCLUSTER) && !img->ztailpacking) {
+		kiln_diag_set(d, "map header: inline tail without ztailpacking");
+		return -1;
+	}
+	if (z->lcbits > (z->compact ? 14u : 16u) ||
+	    ((z->advise & Z_EROFS_ADVISE_COMPACTED_2B) && z->compact &&
+	     z->lcbits != 12)) {
+		kiln_diag_set(d, "map header: lcluster size 2^%u not usable "
+			      "with this index", z->lcbits);
+		return -1;
+	}
+	z->lobits = z->lcbits > 12 ? z->lcbits : 12;
+	z->nlc = (z->ri->size + (1ull << z->lcbits) - 1) >> z->lcbits;
+	if (z->nlc > img->size) {
+		kiln_diag_set(d, "file size %llu needs an index larger than "
+			      "the image", (unsigned long long)z->ri->size);
+		return -1;
+	}
+	if (!z->compact) {
+		z->index_len = 8 + 8 * z->nlc;	/* 8 reserved bytes first */
+		return 0;
+	}
+	if (z->advise & Z_EROFS_ADVISE_COMPACTED_2B) {
+		/* 4B packs up to a 32-byte boundary, then 2B packs */
+		z->c4i = ((32 - (z->hpos + 8) % 32) / 4) & 7;
+		if (z->c4i < z->nlc)
+			z->c2b = (z->nlc - z->c4i) / 16 * 16;
+		else
+			z->c4i = z->nlc;
+	}
+	z->index_len = 4 * round_up(z->c4i, 2) + 2 * z->c2b +
+		       8 * ((z->nlc - z->c4i - z->c2b + 1) / 2);
+	return 0;
+}
+
+static int check_nonhead(uint64_t h, uint64_t k, const struct lrec *r,
+			 struct kiln_diag *d)
+{
+	if (r->cblkcnt && k != h + 1) {
+		kiln_diag_set(d, "lcluster %llu: block count away from its "
+			      "head", (unsigned long long)k);
+		return -1;
+	}
+	if (!r->d0 || r->d0 > k - h || !r->d1) {
+		kiln_diag_set(d, "lcluster %llu: deltas %u/%d disagree with "
+			      "the head at lcluster %llu",
+			      (unsigned long long)k, r->d0, r->d1,
+			      (unsigned long long)h);
+		return -1;
+	}
+	return 0;
+}
+
+/* Blocks of the pcluster whose head is h; first: record h + 1, if any. */
+static int pcluster_blocks(const struct zmap *z, const struct lrec *hr,
+			   const struct lrec *first, uint32_t *nblocks,
+			   struct kiln_diag *d)
+{
+	bool big = hr->type == Z_EROFS_LCLUSTER_TYPE_HEAD1 ? z->big1 : z->big2;
+
+	*nblocks = 1;
+	if (!first || first->type != Z_EROFS_LCLUSTER_TYPE_NONHEAD)
+		return 0;
+	if (!big && first->cblkcnt) {
+		kiln_diag_set(d, "block count for a pcluster that cannot be "
+			      "big");
+		return -1;
+	}
+	if (big && (!first->cblkcnt || first->d0 != 1)) {
+		kiln_diag_set(d, "big pcluster without its block count");
+		return -1;
+	}
+	if (big)
+		*nblocks = first->cblkcnt;
+	if (((uint64_t)*nblocks << z->img->blkszbits) > (1u << 20)) {
+		kiln_diag_set(d, "pcluster of %u blocks is over 1 MiB",
+			      *nblocks);
+		return -1;
+	}
+	return 0;
+}
+
+static int add_extent(const struct zmap *z, struct kiln_fext *e,
+		      const struct lrec *hr, const struct lrec *first,
+		      struct kiln_diag *d)
+{
+	const struct kiln_image *img = z->img;
+	uint32_t nblocks;
+
+	if (pcluster_blocks(z, hr, first, &nblocks, d))
+		return -1;
+	e->pa = (uint64_t)hr->blkaddr << img->blkszbits;
+	e->plen = nblocks << img->blkszbits;
+	e->kind = KILN_EXT_PLAIN;
+	e->interlaced = z->advise & Z_EROFS_ADVISE_INTERLACED_PCLUSTER;
+	if (hr->type != Z_EROFS_LCLUSTER_TYPE_PLAIN) {
+		e->kind = KILN_EXT_ZIP;
+		e->alg = z->alg[hr->type == Z_EROFS_LCLUSTER_TYPE_HEAD2];
+		if (!(img->algs & 1u << e->alg)) {
+			kiln_diag_set(d, "extent at %llu uses algorithm %u, "
+				      "not available in this image",
+				      (unsigned long long)e->la, e->alg);
+			return -1;
+		}
+		if (e->llen > KILN_MAX_EXTENT_LEN) {
+			kiln_diag_set(d, "extent at %llu decodes to %llu bytes "
+				      "(over 12 MiB)", (unsigned long long)e->la,
+				      (unsigned long long)e->llen);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Physical checks, once the tail extent is known to be inline or not. */
+static int check_extent(const struct zmap *z, const struct kiln_fext *e,
+			struct kiln_diag *d)
+{
+	if (e->pa > z->img->size || e->plen > z->img->size - e->pa) {
+		kiln_diag_set(d, "pcluster of extent at %llu (%u bytes at "
+			      "offset %llu) is beyond the end of the image",
+			      (unsigned long long)e->la, e->plen,
+			      (unsigned long long)e->pa);
+		return -1;
+	}
+	if (e->kind == KILN_EXT_PLAIN && e->llen > e->plen) {
+		kiln_diag_set(d, "uncompressed extent at %llu holds %llu bytes "
+			      "in a %u-byte pcluster", (unsigned long long)e->la,
+			      (unsigned long long)e->llen, e->plen);
+		return -1;
+	}
+	return 0;
+}
+
+static int set_inline_tail(const struct zmap *z, struct kiln_fext *e,
+			   struct kiln_diag *d)
+{
+	uint64_t pos = z->hpos + 8 + z->index_len;
+	uint32_t blksz = z->img->blksz;
+
+	if (!z->idata_size || (pos & (blksz - 1)) + z->idata_size > blksz) {
+		kiln_diag_set(d, "inline tail of %u bytes at offset %llu is "
+			      "empty or crosses a block boundary", z->idata_size,
+			      (unsigned long long)pos);
+		return -1;
+	}
+	e->pa = pos;
+	e->plen = z->idata_size;
+	return 0;
+}
+
+/* Walks the heads; each extent runs to the next head or to EOF. */
+static int walk(struct zmap *z, struct kiln_fext *ext, size_t *nr,
+		struct kiln_diag *d)
+{
+	uint64_t isize = z->ri->size, lcsz = 1ull << z->lcbits, h = 0;
+	struct lrec hr, r, first = { 0 };
+
+	if (rec(z, 0, &hr, d))
+		return -1;
+	if (hr.type == Z_EROFS_LCLUSTER_TYPE_NONHEAD || hr.clusterofs) {
+		kiln_diag_set(d, "lcluster 0 does not start an extent at 0");
+		return -1;
+	}
+	for (;;) {
+		uint64_t la = h * lcsz + hr.clusterofs, k, end, reach = 0;
+		bool has_first = false;
+
+		if (hr.clusterofs >= lcsz) {
+			kiln_diag_set(d, "lcluster %llu: offset %u beyond the "
+				      "lcluster", (unsigned long long)h,
+				      hr.clusterofs);
+			return -1;
+		}
+		for (k = h + 1; k < z->nlc; k++) {
+			if (rec(z, k, &r, d))
+				return -1;
+			if (r.type != Z_EROFS_LCLUSTER_TYPE_NONHEAD)
+				break;
+			if (check_nonhead(h, k, &r, d))
+				return -1;
+			if (k == h + 1) {
+				first = r;
+				has_first = true;
+			}
+			if (r.d1 > 0 && k + (uint64_t)r.d1 > reach)
+				reach = k + (uint64_t)r.d1;
+		}
+		if (k < z->nlc && reach > k) {
+			kiln_diag_set(d, "lcluster %llu: delta1 jumps over the "
+				      "head at lcluster %llu",
+				      (unsigned long long)h, (unsigned long long)k);
+			return -1;
+		}
+		if (la >= isize) {	/* the end-of-file sentinel */
+			if (k < z->nlc || hr.type != Z_EROFS_LCLUSTER_TYPE_PLAIN) {
+				kiln_diag_set(d, "lcluster %llu: extent starts "
+					      "past the end of the file",
+					      (unsigned long long)h);
+				return -1;
+			}
+			break;
+		}
+		end = k < z->nlc ? k * lcsz + r.clusterofs : isize;
+		end = end < isize ? end : isize;
+		ext[*nr] = (struct kiln_fext){ .la = la, .llen = end - la };
+		if (add_extent(z, &ext[*nr], &hr, has_first ? &first : NULL, d))
+			return -1;
+		(*nr)++;
+		if (k >= z->nlc)
+			break;
+		h = k;
+		hr = r;
+	}
+	return 0;
+}
+
+int kiln_zmap(const struct kiln_image *img, const struct kiln_rinode *ri,
+	      struct kiln_fext **out, size_t *nr, struct kiln_diag *d)
+{
+	struct zmap z = { .img = img, .ri = ri };
+	struct kiln_fext *ext = NULL;
+	int ret = -1;
+
+	*out = NULL;
+	*nr = 0;
+	if (read_header(&z, d))
+		return -1;
+	if (!z.nlc)
+		return 0;
+	z.index = malloc(z.index_len);
+	/* at most one extent starts in each lcluster */
+	ext = calloc(z.nlc, sizeof(*ext));
+	if (!z.index || !ext) {
+		kiln_diag_set(d, "out of memory for an index of %llu lclusters",
+			      (unsigned long long)z.nlc);
+		goto out;
+	}
+	if (kiln_image_read(img, z.index, z.hpos + 8, z.index_len, d) ||
+	    walk(&z, ext, nr, d))
+		goto out;
+	if ((z.advise & Z_EROFS_ADVISE_INLINE_PCLUSTER) &&
+	    set_inline_tail(&z, &ext[*nr - 1], d))
+		goto out;
+	for (size_t i = 0; i < *nr; i++)
+		if (check_extent(&z, &ext[i], d))
+			goto out;
+	*out = ext;
+	ext = NULL;
+	ret = 0;
+out:
+	free(z.index);
+	free(ext);
+	if (ret)
+		*nr = 0;
+	return ret;
+}
