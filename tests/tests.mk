@@ -8,11 +8,23 @@ $(OUT)/asan/tests/%: tests/unit/%.c tests/unit/check.h $(OUT)/asan/lib/libkiln.a
 	@mkdir -p $(dir $@)
 	$(Q)gcc $(ASAN_FLAGS) -Itools/lib $< $(OUT)/asan/lib/libkiln.a -o $@ $(ASAN_LDFLAGS)
 
-.PHONY: test unit-tests tools-all-arches
+# The fsck fuzz target (libFuzzer, clang): run for a bounded time by
+# tests/integration/fsck.sh, `make fuzz FUZZ_TIME=600` for longer.
+FUZZ_SRCS := tests/fuzz/fuzz_fsck.c $(LIB_SRCS) tools/fsck/walk.c \
+             tools/fsck/extract.c
+$(OUT)/fuzz/fuzz_fsck: $(FUZZ_SRCS) $(wildcard tools/lib/*.h tools/fsck/*.h)
+	@mkdir -p $(dir $@)
+	$(Q)clang $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-Itools/lib -Itools/fsck $(FUZZ_SRCS) -o $@ $(DEPLIBS)
+
+.PHONY: test unit-tests tools-all-arches fuzz-target fuzz
+fuzz-target: $(OUT)/fuzz/fuzz_fsck
+fuzz: fuzz-target tools
+	@FUZZ_TIME=$${FUZZ_TIME:-600} ONLY=fuzz_fsck tests/run.sh
 unit-tests: $(UNIT_TESTS)
 tools-all-arches: deps
 	@$(MAKE) --no-print-directory tools ARCH=x86_64
 	@$(MAKE) --no-print-directory tools ARCH=aarch64
 
-test: tools-all-arches tools-asan unit-tests
+test: tools-all-arches tools-asan unit-tests fuzz-target
 	@tests/run.sh

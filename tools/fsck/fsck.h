@@ -71,10 +71,12 @@ struct fsck {
 struct fsck_worker {
 	struct kiln_dctx *x;
 	uint8_t *buf;			/* one extent, decoded */
+	size_t cap;
 };
 
 /* walk.c */
 int fsck_walk(struct fsck *f);
+void fsck_free(struct fsck *f);
 void fsck_error(struct fsck *f, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -138,7 +138,8 @@ static int by_path(const void *a, const void *b)
 
 static int report(struct fsck *f)
 {
-	qsort(f->msgs, f->nmsgs, sizeof(*f->msgs), by_path);
+	if (f->nmsgs)
+		qsort(f->msgs, f->nmsgs, sizeof(*f->msgs), by_path);
 	for (size_t i = 0; i < f->nmsgs; i++)
 		fprintf(stderr, "%s: %s: %s\n", kiln_progname, f->msgs[i].path,
 			f->msgs[i].text);
@@ -177,6 +178,7 @@ int main(int argc, char **argv)
 	if (o.dir)
 		fsck_extract_end(&f);
 	ret = report(&f);
+	fsck_free(&f);
 	kiln_image_close(&f.img);
 	return ret;
 }

@@ -334,19 +334,53 @@ static void finish_file(struct file_data *fd)
 	free(fd);
 }
 
+static void put_file(struct file_data *fd);
+
+static bool zero_block(const uint8_t *p, size_t n)
+{
+	return !n || (!p[0] && !memcmp(p, p + 1, n - 1));
+}
+
+/*
+ * Writes data at off, leaving out the 4 KiB blocks that are all zeros:
+ * holes stay holes (the file gets its size at the end).
+ */
+static int write_sparse(int fd, const uint8_t *p, uint64_t len, uint64_t off)
+{
+	uint64_t pos = 0, run = 0;
+
+	while (pos < len) {
+		uint64_t n = 4096 - ((off + pos) & 4095);
+
+		n = n < len - pos ? n : len - pos;
+		if (zero_block(p + pos, n)) {
+			if (pos > run && pwrite_all(fd, p + run, pos - run, off + run))
+				return -1;
+			run = pos + n;
+		}
+		pos += n;
+	}
+	return pos > run ? pwrite_all(fd, p + run, pos - run, off + run) : 0;
+}
+
 static void batch_fn(struct kiln_job *job, void *ctx)
 {
 	struct batch_job *b = (struct batch_job *)job;
 	struct file_data *fd = b->fd;
 	struct fsck_worker *wk = ctx;
 	struct kiln_diag d;
-	unsigned int left;
 
 	for (size_t i = b->first; i < b->first + b->n; i++) {
 		const struct kiln_fext *e = &fd->ext[i];
 
 		if (__atomic_load_n(&fd->failed, __ATOMIC_RELAXED))
 			break;
+		if (wk && wk->cap < e->llen) {
+			/* grown on demand: most extents are small */
+			free(wk->buf);
+			wk->cap = e->llen;
+			wk->buf = xmalloc(wk->cap);
+		}
 		if (!wk || kiln_fext_read(&fd->f->img, wk->x, e, wk->buf, &d)) {
 			fsck_error(fd->f, fd->path, "nid %llu: %s",
 				   (unsigned long long)fd->ri.nid,
@@ -355,50 +389,49 @@ static void batch_fn(struct kiln_job *job, void *ctx)
 			break;
 		}
 		if (fd->fd >= 0 && e->kind != KILN_EXT_HOLE &&
-		    pwrite_all(fd->fd, wk->buf, e->llen, e->la)) {
+		    write_sparse(fd->fd, wk->buf, e->llen, e->la)) {
 			fsck_error(fd->f, fd->path, "write error: %s",
 				   strerror(errno));
 			__atomic_store_n(&fd->failed, true, __ATOMIC_RELAXED);
 		}
 	}
 	free(b);
-	left = __atomic_sub_fetch(&fd->left, 1, __ATOMIC_ACQ_REL);
-	if (!left)
+	put_file(fd);
+}
+
+static void put_file(struct file_data *fd)
+{
+	if (!__atomic_sub_fetch(&fd->left, 1, __ATOMIC_ACQ_REL))
 		finish_file(fd);
 }
 
-/* Queues the data in batches; the file is finished by the last one. */
+/*
+ * Queues the data in batches. Each batch holds a reference on the file, as
+ * does this loop until it is done with fd: whoever drops the last one
+ * finishes the file.
+ */
 static void queue_data(struct file_data *fd)
 {
-	size_t first = 0, i;
+	size_t first = 0;
 	uint64_t bytes = 0;
-	unsigned int n = 0;
 
-	for (i = 0; i < fd->nr; i++) {
-		bytes += fd->ext[i].llen;
-		if (bytes >= BATCH_BYTES || i + 1 == fd->nr) {
-			n++;
-			bytes = 0;
-		}
-	}
-	if (!n) {
-		finish_file(fd);
-		return;
-	}
-	fd->left = n;
-	for (i = 0; i < fd->nr; i++) {
-		bytes += fd->ext[i].llen;
-		if (bytes >= BATCH_BYTES || i + 1 == fd->nr) {
-			struct batch_job *b = xcalloc(1, sizeof(*b));
+	fd->left = 1;
+	for (size_t i = 0; i < fd->nr; i++) {
+		struct batch_job *b;
 
-			*b = (struct batch_job){
-				.job = { .fn = batch_fn, .detached = true },
-				.fd = fd, .first = first, .n = i + 1 - first };
-			first = i + 1;
-			bytes = 0;
-			kiln_wq_submit(&fd->f->wq, &b->job);
-		}
+		bytes += fd->ext[i].llen;
+		if (bytes < BATCH_BYTES && i + 1 < fd->nr)
+			continue;
+		b = xcalloc(1, sizeof(*b));
+		*b = (struct batch_job){
+			.job = { .fn = batch_fn, .detached = true },
+			.fd = fd, .first = first, .n = i + 1 - first };
+		first = i + 1;
+		bytes = 0;
+		__atomic_add_fetch(&fd->left, 1, __ATOMIC_ACQ_REL);
+		kiln_wq_submit(&fd->f->wq, &b->job);
 	}
+	put_file(fd);
 }
 
 static void check_special(struct fsck *f, struct fsck_worker *wk,
@@ -472,10 +505,7 @@ static void *worker_init(void *arg)
 	if (!w)
 		return NULL;
 	w->x = kiln_dctx_new(&f->img);
-	w->buf = malloc(KILN_MAX_EXTENT_LEN);
-	if (!w->x || !w->buf) {
-		kiln_dctx_free(w->x);
-		free(w->buf);
+	if (!w->x) {
 		free(w);
 		return NULL;
 	}
@@ -526,4 +556,25 @@ int fsck_walk(struct fsck *f)
 	kiln_wq_stop(&f->wq);
 	check_links(f);
 	return 0;
+}
+
+void fsck_free(struct fsck *f)
+{
+	for (size_t i = 0; i < f->nodes_cap; i++)
+		free(f->nodes[i].path);
+	for (size_t i = 0; i < f->nmsgs; i++) {
+		free(f->msgs[i].path);
+		free(f->msgs[i].text);
+	}
+	for (size_t i = 0; i < f->nlinks; i++) {
+		free(f->links[i].target);
+		free(f->links[i].path);
+	}
+	for (size_t i = 0; i < f->ndirs; i++)
+		free(f->dirs[i].path);
+	free(f->nodes);
+	free(f->msgs);
+	free(f->links);
+	free(f->dirs);
+	pthread_mutex_destroy(&f->lock);
 }

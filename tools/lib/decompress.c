@@ -15,6 +15,7 @@
 
 struct kiln_dctx {
 	uint8_t *in;			/* one pcluster, at most 1 MiB */
+	size_t cap;
 	struct libdeflate_decompressor *inflate;
 	ZSTD_DCtx *zstd;
 	lzma_stream lzma;
@@ -28,11 +29,10 @@ struct kiln_dctx *kiln_dctx_new(const struct kiln_image *img)
 	(void)img;
 	if (!x)
 		return NULL;
-	x->in = malloc(1u << 20);
 	x->inflate = libdeflate_alloc_decompressor();
 	x->zstd = ZSTD_createDCtx();
 	/* the kernel accepts windows up to 1 MiB: so do we, bounding memory */
-	if (!x->in || !x->inflate || !x->zstd ||
+	if (!x->inflate || !x->zstd ||
 	    ZSTD_isError(ZSTD_DCtx_setParameter(x->zstd, ZSTD_d_windowLogMax,
 						20))) {
 		kiln_dctx_free(x);
@@ -144,6 +144,23 @@ static size_t stream_start(const struct kiln_image *img, const uint8_t *in,
 	return n;
 }
 
+/* Reads a pcluster into x->in, grown on demand (pclusters are <= 1 MiB). */
+static int read_in(const struct kiln_image *img, struct kiln_dctx *x,
+		   const struct kiln_fext *e, struct kiln_diag *d)
+{
+	if (x->cap < e->plen) {
+		free(x->in);
+		x->cap = 0;
+		x->in = malloc(e->plen);
+		if (!x->in) {
+			kiln_diag_set(d, "out of memory");
+			return -1;
+		}
+		x->cap = e->plen;
+	}
+	return kiln_image_read(img, x->in, e->pa, e->plen, d);
+}
+
 static int read_zip(const struct kiln_image *img, struct kiln_dctx *x,
 		    const struct kiln_fext *e, uint8_t *out,
 		    struct kiln_diag *d)
@@ -151,7 +168,7 @@ static int read_zip(const struct kiln_image *img, struct kiln_dctx *x,
 	size_t start;
 	long n;
 
-	if (kiln_image_read(img, x->in, e->pa, e->plen, d))
+	if (read_in(img, x, e, d))
 		return -1;
 	start = stream_start(img, x->in, e->plen, e->alg);
 	if (start == e->plen || start == img->blksz) {
@@ -183,7 +200,7 @@ static int read_plain(const struct kiln_image *img, struct kiln_dctx *x,
 	if (off >= e->plen)
 		off = 0;
 	first = e->plen - off < e->llen ? e->plen - off : (size_t)e->llen;
-	if (kiln_image_read(img, x->in, e->pa, e->plen, d))
+	if (read_in(img, x, e, d))
 		return -1;
 	memcpy(out, x->in + off, first);
 	memcpy(out + first, x->in, e->llen - first);

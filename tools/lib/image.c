@@ -202,41 +202,53 @@ static int check_sb(struct kiln_image *img, const uint8_t *blk,
 	return parse_cfgs(img, d);
 }
 
-int kiln_image_open(struct kiln_image *img, const char *path,
-		    struct kiln_diag *d)
+int kiln_image_open_fd(struct kiln_image *img, int fd, const char *name,
+		       struct kiln_diag *d)
 {
 	/* the checksum covers up to the end of a 4 KiB block at most */
 	uint8_t blk[4096];
 	struct stat st;
 
 	memset(img, 0, sizeof(*img));
-	img->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (img->fd < 0 || fstat(img->fd, &st)) {
-		kiln_diag_set(d, "cannot open %s: %s", path, strerror(errno));
-		if (img->fd >= 0)
-			close(img->fd);
-		return -1;
+	img->fd = fd;
+	if (fstat(fd, &st)) {
+		kiln_diag_set(d, "%s: %s", name, strerror(errno));
+		goto fail;
 	}
 	img->size = S_ISBLK(st.st_mode) ?
-		    (uint64_t)lseek(img->fd, 0, SEEK_END) : (uint64_t)st.st_size;
+		    (uint64_t)lseek(fd, 0, SEEK_END) : (uint64_t)st.st_size;
 	memset(blk, 0, sizeof(blk));
 	if (img->size < EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE) {
 		kiln_diag_set(d, "%s: %llu bytes is too small for an EROFS "
-			      "image", path, (unsigned long long)img->size);
+			      "image", name, (unsigned long long)img->size);
 		goto fail;
 	}
-	if (pread_all(img->fd, blk, img->size < sizeof(blk) ? img->size :
+	if (pread_all(fd, blk, img->size < sizeof(blk) ? img->size :
 		      sizeof(blk), 0) < 0) {
-		kiln_diag_set(d, "%s: read error: %s", path, strerror(errno));
+		kiln_diag_set(d, "%s: read error: %s", name, strerror(errno));
 		goto fail;
 	}
 	if (check_sb(img, blk, d))
 		goto fail;
 	return 0;
 fail:
-	close(img->fd);
+	close(fd);
 	img->fd = -1;
 	return -1;
+}
+
+int kiln_image_open(struct kiln_image *img, const char *path,
+		    struct kiln_diag *d)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		memset(img, 0, sizeof(*img));
+		img->fd = -1;
+		kiln_diag_set(d, "cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return kiln_image_open_fd(img, fd, path, d);
 }
 
 void kiln_image_close(struct kiln_image *img)

@@ -46,6 +46,9 @@ struct kiln_image {
  */
 int kiln_image_open(struct kiln_image *img, const char *path,
 		    struct kiln_diag *d);
+/* The same on an open descriptor, which the image then owns. */
+int kiln_image_open_fd(struct kiln_image *img, int fd, const char *name,
+		       struct kiln_diag *d);
 void kiln_image_close(struct kiln_image *img);
 
 /* Reads len bytes at off; -1 with a message if any part is outside. */
