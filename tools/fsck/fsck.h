@@ -33,7 +33,7 @@ struct fsck_node {
 	uint32_t nlink;			/* what the inode says */
 	uint32_t subdirs;		/* directories: entries that are dirs */
 	bool used, is_dir, loaded;
-	char *path;			/* where it was first found */
+	char *path;			/* where it was first found (owned) */
 };
 
 struct fsck_msg {
@@ -68,10 +68,16 @@ struct fsck {
 	bool is_root;
 };
 
+/* Per thread: kept apart so the hot path takes no lock, merged at exit. */
 struct fsck_worker {
+	struct fsck *f;
 	struct kiln_dctx *x;
 	uint8_t *buf;			/* one extent, decoded */
 	size_t cap;
+	struct kiln_extents ext;	/* the current file's, reused */
+	uint64_t files, others, logical, physical;
+	struct { uint64_t nid; uint32_t nlink; } *nl;	/* inodes loaded */
+	size_t nnl, nl_cap;
 };
 
 /* walk.c */

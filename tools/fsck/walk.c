@@ -48,7 +48,8 @@ static struct fsck_node *node(struct fsck *f, uint64_t nid)
 				*node(f, old[i].nid) = old[i];
 		free(old);
 	}
-	i = (size_t)(nid * 0x9E3779B97F4A7C15ull) & (f->nodes_cap - 1);
+	/* Fibonacci hashing: the high bits of the product are well mixed */
+	i = (size_t)((nid * 0x9E3779B97F4A7C15ull) >> 32) & (f->nodes_cap - 1);
 	while (f->nodes[i].used && f->nodes[i].nid != nid)
 		i = (i + 1) & (f->nodes_cap - 1);
 	if (!f->nodes[i].used) {
@@ -70,12 +71,21 @@ struct dir_job {
 	char *path;
 };
 
-struct file_job {
-	struct kiln_job job;
-	struct fsck *f;
+/* Files are checked in groups: one job per file would cost more in
+ * hand-offs between threads than most small files cost to check. */
+#define GROUP_FILES	32
+
+struct file_ref {
 	uint64_t nid;
 	uint8_t ftype;
 	char *path;
+};
+
+struct file_job {
+	struct kiln_job job;
+	struct fsck *f;
+	unsigned int n;
+	struct file_ref file[GROUP_FILES];
 };
 
 /* One file's data, shared by its batches; the last one finishes the file. */
@@ -88,6 +98,7 @@ struct file_data {
 	int fd;
 	unsigned int left;		/* batches not done yet */
 	bool failed;
+	bool on_heap;			/* batched: fd and ext freed at the end */
 };
 
 struct batch_job {
@@ -110,15 +121,26 @@ static void submit_dir(struct fsck *f, uint64_t nid, uint64_t parent,
 	kiln_wq_submit(&f->wq, &j->job);
 }
 
-static void submit_file(struct fsck *f, uint64_t nid, uint8_t ftype,
-			char *path)
+static void flush_files(struct fsck *f, struct file_job **group)
 {
-	struct file_job *j = xcalloc(1, sizeof(*j));
+	if (*group)
+		kiln_wq_submit(&f->wq, &(*group)->job);
+	*group = NULL;
+}
 
-	*j = (struct file_job){ .job = { .fn = file_fn, .detached = true },
-				.f = f, .nid = nid, .ftype = ftype,
-				.path = path };
-	kiln_wq_submit(&f->wq, &j->job);
+static void add_file(struct fsck *f, struct file_job **group, uint64_t nid,
+		     uint8_t ftype, char *path)
+{
+	struct file_job *j = *group;
+
+	if (!j) {
+		j = *group = xcalloc(1, sizeof(*j));
+		j->job = (struct kiln_job){ .fn = file_fn, .detached = true };
+		j->f = f;
+	}
+	j->file[j->n++] = (struct file_ref){ nid, ftype, path };
+	if (j->n == GROUP_FILES)
+		flush_files(f, group);
 }
 
 static uint8_t ftype_of(uint32_t mode)
@@ -135,11 +157,10 @@ static uint8_t ftype_of(uint32_t mode)
 }
 
 /* Loads and checks an inode: the same for files and directories. */
-static int load(struct fsck *f, uint64_t nid, uint8_t ftype, const char *path,
-		struct kiln_rinode *ri)
+static int load(struct fsck *f, struct fsck_worker *wk, uint64_t nid,
+		uint8_t ftype, const char *path, struct kiln_rinode *ri)
 {
 	struct kiln_diag d;
-	struct fsck_node *n;
 
 	if (kiln_inode_load(&f->img, nid, ri, &d)) {
 		fsck_error(f, path, "nid %llu: %s", (unsigned long long)nid,
@@ -157,11 +178,13 @@ static int load(struct fsck *f, uint64_t nid, uint8_t ftype, const char *path,
 			   d.msg);
 		return -1;
 	}
-	pthread_mutex_lock(&f->lock);
-	n = node(f, nid);
-	n->nlink = ri->nlink;
-	n->loaded = true;
-	pthread_mutex_unlock(&f->lock);
+	/* link counts are compared once all is read: note it, lock-free */
+	if (wk->nnl == wk->nl_cap) {
+		wk->nl_cap = wk->nl_cap ? 2 * wk->nl_cap : 1024;
+		wk->nl = xrealloc(wk->nl, wk->nl_cap * sizeof(*wk->nl));
+	}
+	wk->nl[wk->nnl].nid = nid;
+	wk->nl[wk->nnl++].nlink = ri->nlink;
 	return 0;
 }
 
@@ -171,6 +194,7 @@ struct dir_walk {
 	uint64_t nid, parent;
 	bool dot, dotdot;
 	uint32_t subdirs;
+	struct file_job *group;		/* files not queued yet */
 };
 
 static char *child_path(const char *dir, const char *name, size_t len)
@@ -192,7 +216,7 @@ static int dirent_cb(void *arg, const char *name, size_t len, uint64_t nid,
 	struct fsck *f = w->f;
 	struct fsck_node *n;
 	char *path;
-	bool first, again;
+	bool first;
 
 	if ((len == 1 && name[0] == '.') ||
 	    (len == 2 && name[0] == '.' && name[1] == '.')) {
@@ -221,36 +245,33 @@ static int dirent_cb(void *arg, const char *name, size_t len, uint64_t nid,
 	n = node(f, nid);
 	n->refs++;
 	first = !n->path;
-	again = ftype == EROFS_FT_DIR && n->is_dir;
 	if (ftype == EROFS_FT_DIR)
 		n->is_dir = true;
-	if (first)
-		n->path = xstrdup(path);
-	else if (ftype != EROFS_FT_DIR && f->o->dir) {
+	if (first) {
+		n->path = path;		/* the node owns it, jobs borrow it */
+	} else if (ftype != EROFS_FT_DIR && f->o->dir) {
 		if (f->nlinks == f->links_cap) {
 			f->links_cap = f->links_cap ? 2 * f->links_cap : 64;
 			f->links = xrealloc(f->links,
 					    f->links_cap * sizeof(*f->links));
 		}
 		f->links[f->nlinks++] = (struct fsck_link){
-			.target = xstrdup(n->path), .path = xstrdup(path) };
+			.target = xstrdup(n->path), .path = path };
+		path = NULL;
 	}
 	pthread_mutex_unlock(&f->lock);
-	if (ftype == EROFS_FT_DIR) {
+	if (ftype == EROFS_FT_DIR)
 		w->subdirs++;
-		if (again) {
-			fsck_error(f, path, "directory nid %llu is reached "
-				   "twice (a loop or a hard-linked directory)",
-				   (unsigned long long)nid);
-			free(path);
-		} else {
-			submit_dir(f, nid, w->nid, path);
-		}
-	} else if (first) {
-		submit_file(f, nid, ftype, path);
-	} else {
+	if (first && ftype == EROFS_FT_DIR)
+		submit_dir(f, nid, w->nid, path);
+	else if (first)
+		add_file(f, &w->group, nid, ftype, path);
+	else if (ftype == EROFS_FT_DIR)
+		fsck_error(f, path, "directory nid %llu is reached twice (a "
+			   "loop or a hard-linked directory)",
+			   (unsigned long long)nid);
+	if (!first)
 		free(path);		/* a hardlink: checked once */
-	}
 	return 0;
 }
 
@@ -263,7 +284,7 @@ static void check_dir(struct fsck *f, struct fsck_worker *wk,
 	struct kiln_diag d;
 	uint8_t *data;
 
-	if (load(f, j->nid, EROFS_FT_DIR, j->path, &ri))
+	if (load(f, wk, j->nid, EROFS_FT_DIR, j->path, &ri))
 		return;
 	if (kiln_read_all(&f->img, &ri, wk->x, KILN_MAX_DIR_SIZE, &data, &d)) {
 		fsck_error(f, j->path, "nid %llu: %s",
@@ -277,6 +298,7 @@ static void check_dir(struct fsck *f, struct fsck_worker *wk,
 			   (unsigned long long)j->nid, d.msg);
 	else if (!w.dot || !w.dotdot)
 		fsck_error(f, j->path, "directory without '.' or '..'");
+	flush_files(f, &w.group);
 	free(data);
 	pthread_mutex_lock(&f->lock);
 	node(f, j->nid)->subdirs = w.subdirs;
@@ -301,11 +323,10 @@ static void dir_fn(struct kiln_job *job, void *ctx)
 		check_dir(j->f, ctx, j);
 	else
 		fsck_error(j->f, j->path, "out of memory");
-	free(j->path);
 	free(j);
 }
 
-static void finish_file(struct file_data *fd)
+static void finish_file(struct file_data *fd, struct fsck_worker *wk)
 {
 	struct fsck *f = fd->f;
 	uint64_t phys = 0;
@@ -324,17 +345,18 @@ static void finish_file(struct file_data *fd)
 		}
 		close(fd->fd);
 	}
-	pthread_mutex_lock(&f->lock);
-	f->files++;
-	f->logical += fd->ri.size;
-	f->physical += phys;
-	pthread_mutex_unlock(&f->lock);
-	free(fd->ext);
-	free(fd->path);
-	free(fd);
+	wk->files++;
+	wk->logical += fd->ri.size;
+	wk->physical += phys;
+	if (fd->on_heap) {
+		free(fd->ext);
+		free(fd);
+	}
 }
 
-static void put_file(struct file_data *fd);
+static void put_file(struct file_data *fd, struct fsck_worker *wk);
+static void run_extents(struct file_data *fd, struct fsck_worker *wk,
+			size_t first, size_t n);
 
 static bool zero_block(const uint8_t *p, size_t n)
 {
@@ -366,11 +388,18 @@ static int write_sparse(int fd, const uint8_t *p, uint64_t len, uint64_t off)
 static void batch_fn(struct kiln_job *job, void *ctx)
 {
 	struct batch_job *b = (struct batch_job *)job;
-	struct file_data *fd = b->fd;
-	struct fsck_worker *wk = ctx;
+	run_extents(b->fd, ctx, b->first, b->n);
+	put_file(b->fd, ctx);
+	free(b);
+}
+
+/* Decodes (and writes) extents [first, first + n) of a file. */
+static void run_extents(struct file_data *fd, struct fsck_worker *wk,
+			size_t first, size_t n)
+{
 	struct kiln_diag d;
 
-	for (size_t i = b->first; i < b->first + b->n; i++) {
+	for (size_t i = first; i < first + n; i++) {
 		const struct kiln_fext *e = &fd->ext[i];
 
 		if (__atomic_load_n(&fd->failed, __ATOMIC_RELAXED))
@@ -395,14 +424,12 @@ static void batch_fn(struct kiln_job *job, void *ctx)
 			__atomic_store_n(&fd->failed, true, __ATOMIC_RELAXED);
 		}
 	}
-	free(b);
-	put_file(fd);
 }
 
-static void put_file(struct file_data *fd)
+static void put_file(struct file_data *fd, struct fsck_worker *wk)
 {
 	if (!__atomic_sub_fetch(&fd->left, 1, __ATOMIC_ACQ_REL))
-		finish_file(fd);
+		finish_file(fd, wk);
 }
 
 /*
@@ -410,11 +437,23 @@ static void put_file(struct file_data *fd)
  * does this loop until it is done with fd: whoever drops the last one
  * finishes the file.
  */
-static void queue_data(struct file_data *fd)
+static void queue_data(struct file_data *small, struct fsck_worker *wk)
 {
+	struct file_data *fd = small;
 	size_t first = 0;
 	uint64_t bytes = 0;
 
+	/* one batch's worth: no need to hand it to another thread */
+	if (fd->ri.size <= BATCH_BYTES || fd->nr <= 1) {
+		run_extents(fd, wk, 0, fd->nr);
+		finish_file(fd, wk);
+		return;
+	}
+	/* batches outlive this call: fd and its extents go to the heap */
+	fd = xmalloc(sizeof(*fd));
+	*fd = *small;
+	fd->on_heap = true;
+	wk->ext = (struct kiln_extents){ 0 };
 	fd->left = 1;
 	for (size_t i = 0; i < fd->nr; i++) {
 		struct batch_job *b;
@@ -431,69 +470,74 @@ static void queue_data(struct file_data *fd)
 		__atomic_add_fetch(&fd->left, 1, __ATOMIC_ACQ_REL);
 		kiln_wq_submit(&fd->f->wq, &b->job);
 	}
-	put_file(fd);
+	put_file(fd, wk);
 }
 
 static void check_special(struct fsck *f, struct fsck_worker *wk,
-			  struct file_job *j, const struct kiln_rinode *ri)
+			  struct file_ref *r, const struct kiln_rinode *ri)
 {
 	struct kiln_diag d;
 	uint8_t *target = NULL;
 
 	if (S_ISLNK(ri->mode)) {
 		if (kiln_read_all(&f->img, ri, wk->x, 4095, &target, &d)) {
-			fsck_error(f, j->path, "nid %llu: %s",
-				   (unsigned long long)j->nid, d.msg);
+			fsck_error(f, r->path, "nid %llu: %s",
+				   (unsigned long long)r->nid, d.msg);
 			return;
 		}
 		if (strlen((char *)target) != ri->size) {
-			fsck_error(f, j->path, "symlink target contains a NUL");
+			fsck_error(f, r->path, "symlink target contains a NUL");
 			free(target);
 			return;
 		}
 	}
-	if (f->o->dir && !fsck_make_special(f, rel(j->path), ri,
+	if (f->o->dir && !fsck_make_special(f, rel(r->path), ri,
 					    (char *)target)) {
-		fsck_set_meta(f, rel(j->path), ri, -1);
-		fsck_set_xattrs(f, rel(j->path), ri, -1);
+		fsck_set_meta(f, rel(r->path), ri, -1);
+		fsck_set_xattrs(f, rel(r->path), ri, -1);
 	}
 	free(target);
-	pthread_mutex_lock(&f->lock);
-	f->others++;
-	f->logical += ri->size;
-	pthread_mutex_unlock(&f->lock);
+	wk->others++;
+	wk->logical += ri->size;
+}
+
+static void check_file(struct fsck *f, struct fsck_worker *wk,
+		       struct file_ref *r)
+{
+	struct file_data fd;
+	struct kiln_rinode ri;
+	struct kiln_diag d;
+
+	if (load(f, wk, r->nid, r->ftype, r->path, &ri))
+		return;
+	if (!S_ISREG(ri.mode)) {
+		check_special(f, wk, r, &ri);
+		return;
+	}
+	fd = (struct file_data){ .f = f, .ri = ri, .path = r->path, .fd = -1 };
+	if (kiln_file_map(&f->img, &ri, &wk->ext, &d)) {
+		fsck_error(f, fd.path, "nid %llu: %s",
+			   (unsigned long long)r->nid, d.msg);
+		fd.failed = true;
+	} else if (f->o->dir) {
+		fd.fd = fsck_open_file(f, rel(fd.path));
+		fd.failed = fd.fd < 0;
+	}
+	fd.ext = wk->ext.e;
+	fd.nr = fd.failed ? 0 : wk->ext.nr;
+	queue_data(&fd, wk);
 }
 
 static void file_fn(struct kiln_job *job, void *ctx)
 {
 	struct file_job *j = (struct file_job *)job;
-	struct fsck *f = j->f;
-	struct fsck_worker *wk = ctx;
-	struct file_data *fd;
-	struct kiln_rinode ri;
-	struct kiln_diag d;
 
-	if (!wk || load(f, j->nid, j->ftype, j->path, &ri))
-		goto out;
-	if (!S_ISREG(ri.mode)) {
-		check_special(f, wk, j, &ri);
-		goto out;
+	for (unsigned int i = 0; i < j->n; i++) {
+		if (ctx)
+			check_file(j->f, ctx, &j->file[i]);
+		else
+			fsck_error(j->f, j->file[i].path, "out of memory");
 	}
-	fd = xcalloc(1, sizeof(*fd));
-	*fd = (struct file_data){ .f = f, .ri = ri, .path = j->path, .fd = -1 };
-	j->path = NULL;
-	if (kiln_file_map(&f->img, &ri, &fd->ext, &fd->nr, &d)) {
-		fsck_error(f, fd->path, "nid %llu: %s",
-			   (unsigned long long)j->nid, d.msg);
-		fd->failed = true;
-		fd->nr = 0;
-	} else if (f->o->dir) {
-		fd->fd = fsck_open_file(f, rel(fd->path));
-		fd->failed = fd->fd < 0;
-	}
-	queue_data(fd);
-out:
-	free(j->path);
 	free(j);
 }
 
@@ -504,6 +548,7 @@ static void *worker_init(void *arg)
 
 	if (!w)
 		return NULL;
+	w->f = f;
 	w->x = kiln_dctx_new(&f->img);
 	if (!w->x) {
 		free(w);
@@ -515,7 +560,22 @@ static void *worker_init(void *arg)
 static void worker_exit(void *ctx)
 {
 	struct fsck_worker *w = ctx;
+	struct fsck *f = w->f;
 
+	pthread_mutex_lock(&f->lock);
+	for (size_t i = 0; i < w->nnl; i++) {
+		struct fsck_node *n = node(f, w->nl[i].nid);
+
+		n->nlink = w->nl[i].nlink;
+		n->loaded = true;
+	}
+	f->files += w->files;
+	f->others += w->others;
+	f->logical += w->logical;
+	f->physical += w->physical;
+	pthread_mutex_unlock(&f->lock);
+	free(w->nl);
+	free(w->ext.e);
 	kiln_dctx_free(w->x);
 	free(w->buf);
 	free(w);
@@ -550,8 +610,8 @@ int fsck_walk(struct fsck *f)
 	n = node(f, root);
 	n->is_dir = true;
 	n->path = xstrdup("/");
+	submit_dir(f, root, root, n->path);
 	pthread_mutex_unlock(&f->lock);
-	submit_dir(f, root, root, xstrdup("/"));
 	kiln_wq_drain(&f->wq);
 	kiln_wq_stop(&f->wq);
 	check_links(f);

@@ -15,29 +15,32 @@
 #define EROFS_CHUNK_FORMAT_BLKBITS_MASK	0x001f
 #define EROFS_CHUNK_FORMAT_INDEXES	0x0020
 
-struct extlist {
-	struct kiln_fext *e;
-	size_t nr, cap;
-};
+struct kiln_fext *kiln_extents_add(struct kiln_extents *l, struct kiln_diag *d)
+{
+	if (l->nr == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		void *p = realloc(l->e, cap * sizeof(*l->e));
 
-static int push(struct extlist *l, uint64_t la, uint64_t len, uint64_t pa,
+		if (!p) {
+			kiln_diag_set(d, "out of memory for %zu extents", cap);
+			return NULL;
+		}
+		l->e = p;
+		l->cap = cap;
+	}
+	return &l->e[l->nr++];
+}
+
+static int push(struct kiln_extents *l, uint64_t la, uint64_t len, uint64_t pa,
 		uint8_t kind, struct kiln_diag *d)
 {
 	while (len) {
 		uint64_t n = len < KILN_RAW_PIECE ? len : KILN_RAW_PIECE;
+		struct kiln_fext *e = kiln_extents_add(l, d);
 
-		if (l->nr == l->cap) {
-			size_t cap = l->cap ? 2 * l->cap : 16;
-			void *p = realloc(l->e, cap * sizeof(*l->e));
-
-			if (!p) {
-				kiln_diag_set(d, "out of memory");
-				return -1;
-			}
-			l->e = p;
-			l->cap = cap;
-		}
-		l->e[l->nr++] = (struct kiln_fext){ .la = la, .llen = n,
+		if (!e)
+			return -1;
+		*e = (struct kiln_fext){ .la = la, .llen = n,
 			.pa = pa, .plen = (uint32_t)n, .kind = kind };
 		la += n;
 		if (kind != KILN_EXT_HOLE)
@@ -48,7 +51,7 @@ static int push(struct extlist *l, uint64_t la, uint64_t len, uint64_t pa,
 }
 
 static int map_flat(const struct kiln_image *img, const struct kiln_rinode *ri,
-		    struct extlist *l, struct kiln_diag *d)
+		    struct kiln_extents *l, struct kiln_diag *d)
 {
 	uint64_t head = ri->size;
 
@@ -63,7 +66,7 @@ static int map_flat(const struct kiln_image *img, const struct kiln_rinode *ri,
 }
 
 static int map_chunks(const struct kiln_image *img,
-		      const struct kiln_rinode *ri, struct extlist *l,
+		      const struct kiln_rinode *ri, struct kiln_extents *l,
 		      struct kiln_diag *d)
 {
 	unsigned int bits = (ri->iu & EROFS_CHUNK_FORMAT_BLKBITS_MASK) +
@@ -118,28 +121,24 @@ out:
 }
 
 int kiln_file_map(const struct kiln_image *img, const struct kiln_rinode *ri,
-		  struct kiln_fext **out, size_t *nr, struct kiln_diag *d)
+		  struct kiln_extents *l, struct kiln_diag *d)
 {
-	struct extlist l = { 0 };
 	int ret;
 
+	l->nr = 0;
 	switch (ri->layout) {
 	case EROFS_INODE_COMPRESSED_FULL:
 	case EROFS_INODE_COMPRESSED_COMPACT:
-		return kiln_zmap(img, ri, out, nr, d);
+		ret = kiln_zmap(img, ri, l, d);
+		break;
 	case EROFS_INODE_CHUNK_BASED:
-		ret = map_chunks(img, ri, &l, d);
+		ret = map_chunks(img, ri, l, d);
 		break;
 	default:
-		ret = map_flat(img, ri, &l, d);
+		ret = map_flat(img, ri, l, d);
 	}
-	if (ret) {
-		free(l.e);
-		l.e = NULL;
-		l.nr = 0;
-	}
-	*out = l.e;
-	*nr = l.nr;
+	if (ret)
+		l->nr = 0;
 	return ret;
 }
 
@@ -147,8 +146,7 @@ int kiln_read_all(const struct kiln_image *img, const struct kiln_rinode *ri,
 		  struct kiln_dctx *x, uint64_t max, uint8_t **out,
 		  struct kiln_diag *d)
 {
-	struct kiln_fext *ext;
-	size_t nr;
+	struct kiln_extents l = { 0 };
 	uint8_t *buf;
 
 	*out = NULL;
@@ -158,22 +156,24 @@ int kiln_read_all(const struct kiln_image *img, const struct kiln_rinode *ri,
 			      (unsigned long long)max);
 		return -1;
 	}
-	if (kiln_file_map(img, ri, &ext, &nr, d))
+	if (kiln_file_map(img, ri, &l, d)) {
+		free(l.e);
 		return -1;
+	}
 	buf = malloc(ri->size + 1);
 	if (!buf) {
 		kiln_diag_set(d, "out of memory");
-		free(ext);
+		free(l.e);
 		return -1;
 	}
-	for (size_t i = 0; i < nr; i++)
-		if (kiln_fext_read(img, x, &ext[i], buf + ext[i].la, d)) {
+	for (size_t i = 0; i < l.nr; i++)
+		if (kiln_fext_read(img, x, &l.e[i], buf + l.e[i].la, d)) {
 			free(buf);
-			free(ext);
+			free(l.e);
 			return -1;
 		}
 	buf[ri->size] = 0;
-	free(ext);
+	free(l.e);
 	*out = buf;
 	return 0;
 }

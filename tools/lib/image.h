@@ -27,6 +27,7 @@ struct kiln_diag {
 
 struct kiln_image {
 	int fd;
+	uint64_t gen;			/* tells images apart in read caches */
 	uint64_t size;			/* bytes */
 	struct erofs_super_block sb;
 	unsigned int blkszbits;

@@ -56,15 +56,24 @@ struct kiln_fext {
 	bool interlaced;		/* PLAIN: rotated by la % blksz */
 };
 
+/* A growable list of extents, reused from file to file. */
+struct kiln_extents {
+	struct kiln_fext *e;
+	size_t nr, cap;
+};
+
+/* Room for one more extent at the end of l, or NULL. */
+struct kiln_fext *kiln_extents_add(struct kiln_extents *l, struct kiln_diag *d);
+
 /*
- * The file's extents in order, covering [0, size) exactly, every physical
- * range inside the image. *out is malloc'd.
+ * Replaces l's contents with the file's extents in order, covering
+ * [0, size) exactly, every physical range inside the image.
  */
 int kiln_file_map(const struct kiln_image *img, const struct kiln_rinode *ri,
-		  struct kiln_fext **out, size_t *nr, struct kiln_diag *d);
+		  struct kiln_extents *l, struct kiln_diag *d);
 /* Compressed inodes (zmap.c); called by kiln_file_map. */
 int kiln_zmap(const struct kiln_image *img, const struct kiln_rinode *ri,
-	      struct kiln_fext **out, size_t *nr, struct kiln_diag *d);
+	      struct kiln_extents *l, struct kiln_diag *d);
 
 /* Per-thread decompression state (decompress.c). */
 struct kiln_dctx;

@@ -38,8 +38,9 @@ static void *worker(void *p)
 		pthread_mutex_lock(&wq->lock);
 		if (!detached)
 			job->done = true;
-		wq->pending--;
-		pthread_cond_broadcast(&wq->finished);
+		/* waking the waiters for every detached job costs a futex each */
+		if (!--wq->pending || !detached)
+			pthread_cond_broadcast(&wq->finished);
 	}
 	pthread_mutex_unlock(&wq->lock);
 	if (ctx && wq->exit_worker)

@@ -351,9 +351,9 @@ static int set_inline_tail(const struct zmap *z, struct kiln_fext *e,
 }
 
 /* Walks the heads; each extent runs to the next head or to EOF. */
-static int walk(struct zmap *z, struct kiln_fext *ext, size_t *nr,
-		struct kiln_diag *d)
+static int walk(struct zmap *z, struct kiln_extents *l, struct kiln_diag *d)
 {
+	struct kiln_fext *e;
 	uint64_t isize = z->ri->size, lcsz = 1ull << z->lcbits, h = 0;
 	struct lrec hr, r, first = { 0 };
 
@@ -404,10 +404,12 @@ static int walk(struct zmap *z, struct kiln_fext *ext, size_t *nr,
 		}
 		end = k < z->nlc ? k * lcsz + r.clusterofs : isize;
 		end = end < isize ? end : isize;
-		ext[*nr] = (struct kiln_fext){ .la = la, .llen = end - la };
-		if (add_extent(z, &ext[*nr], &hr, has_first ? &first : NULL, d))
+		e = kiln_extents_add(l, d);
+		if (!e)
 			return -1;
-		(*nr)++;
+		*e = (struct kiln_fext){ .la = la, .llen = end - la };
+		if (add_extent(z, e, &hr, has_first ? &first : NULL, d))
+			return -1;
 		if (k >= z->nlc)
 			break;
 		h = k;
@@ -417,42 +419,34 @@ static int walk(struct zmap *z, struct kiln_fext *ext, size_t *nr,
 }
 
 int kiln_zmap(const struct kiln_image *img, const struct kiln_rinode *ri,
-	      struct kiln_fext **out, size_t *nr, struct kiln_diag *d)
+	      struct kiln_extents *l, struct kiln_diag *d)
 {
 	struct zmap z = { .img = img, .ri = ri };
-	struct kiln_fext *ext = NULL;
+	uint8_t small[256];		/* the index of most files */
 	int ret = -1;
 
-	*out = NULL;
-	*nr = 0;
 	if (read_header(&z, d))
 		return -1;
 	if (!z.nlc)
 		return 0;
-	z.index = malloc(z.index_len);
-	/* at most one extent starts in each lcluster */
-	ext = calloc(z.nlc, sizeof(*ext));
-	if (!z.index || !ext) {
+	z.index = z.index_len <= sizeof(small) ? small : malloc(z.index_len);
+	if (!z.index) {
 		kiln_diag_set(d, "out of memory for an index of %llu lclusters",
 			      (unsigned long long)z.nlc);
-		goto out;
+		return -1;
 	}
 	if (kiln_image_read(img, z.index, z.hpos + 8, z.index_len, d) ||
-	    walk(&z, ext, nr, d))
+	    walk(&z, l, d))
 		goto out;
 	if ((z.advise & Z_EROFS_ADVISE_INLINE_PCLUSTER) &&
-	    set_inline_tail(&z, &ext[*nr - 1], d))
+	    set_inline_tail(&z, &l->e[l->nr - 1], d))
 		goto out;
-	for (size_t i = 0; i < *nr; i++)
-		if (check_extent(&z, &ext[i], d))
+	for (size_t i = 0; i < l->nr; i++)
+		if (check_extent(&z, &l->e[i], d))
 			goto out;
-	*out = ext;
-	ext = NULL;
 	ret = 0;
 out:
-	free(z.index);
-	free(ext);
-	if (ret)
-		*nr = 0;
+	if (z.index != small)
+		free(z.index);
 	return ret;
 }
