@@ -110,22 +110,60 @@ int fsck_make_dir(struct fsck *f, const char *path)
 	return ret;
 }
 
-int fsck_open_file(struct fsck *f, const char *path)
+static int create(struct fsck *f, int pfd, const char *base, const char *path)
 {
 	int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	int fd = openat(pfd, base, flags, 0600);
+
+	if (fd < 0 && errno == EEXIST && !clear(f, pfd, base, path))
+		fd = openat(pfd, base, flags, 0600);
+	if (fd < 0 && errno != EEXIST)
+		fail(f, path, "create the file");
+	return fd;
+}
+
+int fsck_open_file(struct fsck *f, const char *path, bool created)
+{
 	const char *base;
 	int pfd, fd;
 
 	pfd = open_parent(f, path, &base);
 	if (pfd < 0)
 		return fail(f, path, "open the parent directory");
-	fd = openat(pfd, base, flags, 0600);
-	if (fd < 0 && errno == EEXIST && !clear(f, pfd, base, path))
-		fd = openat(pfd, base, flags, 0600);
-	if (fd < 0 && errno != EEXIST)
-		fail(f, path, "create the file");
+	if (created) {
+		fd = openat(pfd, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			fail(f, path, "open the file");
+	} else {
+		fd = create(f, pfd, base, path);
+	}
 	close(pfd);
 	return fd;
+}
+
+int fsck_open_dir(struct fsck *f, const char *path)
+{
+	struct how how = { O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0,
+			   0x08 | 0x04 | 0x02 };
+	long fd;
+
+	if (!path[0])
+		return dup(f->rootfd);
+	fd = syscall(SYS_openat2, f->rootfd, path, &how, sizeof(how));
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+		fd = walk_nofollow(f->rootfd, path);
+	return (int)fd;
+}
+
+int fsck_precreate(struct fsck *f, int dfd, const char *name,
+		   const char *path)
+{
+	int fd = create(f, dfd, name, path);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
 }
 
 static int make_node(int pfd, const char *base, const struct kiln_rinode *ri,

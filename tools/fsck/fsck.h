@@ -89,7 +89,16 @@ void fsck_error(struct fsck *f, const char *path, const char *fmt, ...)
 /* extract.c: all paths are relative to DIR, "" for DIR itself */
 int fsck_extract_begin(struct fsck *f);
 int fsck_make_dir(struct fsck *f, const char *path);
-int fsck_open_file(struct fsck *f, const char *path);
+/* created: made empty already by fsck_precreate */
+int fsck_open_file(struct fsck *f, const char *path, bool created);
+/*
+ * With several workers, a directory's files are created by its own job, one
+ * after the other: creating them from several threads at once makes them
+ * queue on the directory's lock in the kernel.
+ */
+int fsck_open_dir(struct fsck *f, const char *path);
+int fsck_precreate(struct fsck *f, int dfd, const char *name,
+		   const char *path);
 int fsck_make_special(struct fsck *f, const char *path,
 		      const struct kiln_rinode *ri, const char *symlink);
 int fsck_set_meta(struct fsck *f, const char *path,

@@ -75,9 +75,12 @@ struct dir_job {
  * hand-offs between threads than most small files cost to check. */
 #define GROUP_FILES	32
 
+enum { NOT_MADE, MADE, MAKE_FAILED };
+
 struct file_ref {
 	uint64_t nid;
 	uint8_t ftype;
+	uint8_t made;			/* fsck_precreate's outcome */
 	char *path;
 };
 
@@ -129,7 +132,7 @@ static void flush_files(struct fsck *f, struct file_job **group)
 }
 
 static void add_file(struct fsck *f, struct file_job **group, uint64_t nid,
-		     uint8_t ftype, char *path)
+		     uint8_t ftype, uint8_t made, char *path)
 {
 	struct file_job *j = *group;
 
@@ -138,7 +141,7 @@ static void add_file(struct fsck *f, struct file_job **group, uint64_t nid,
 		j->job = (struct kiln_job){ .fn = file_fn, .detached = true };
 		j->f = f;
 	}
-	j->file[j->n++] = (struct file_ref){ nid, ftype, path };
+	j->file[j->n++] = (struct file_ref){ nid, ftype, made, path };
 	if (j->n == GROUP_FILES)
 		flush_files(f, group);
 }
@@ -195,6 +198,7 @@ struct dir_walk {
 	bool dot, dotdot;
 	uint32_t subdirs;
 	struct file_job *group;		/* files not queued yet */
+	int dfd;			/* for fsck_precreate, or -1 */
 };
 
 static char *child_path(const char *dir, const char *name, size_t len)
@@ -207,6 +211,18 @@ static char *child_path(const char *dir, const char *name, size_t len)
 	memcpy(p + (dl == 1 ? 1 : dl + 1), name, len);
 	p[(dl == 1 ? 1 : dl + 1) + len] = 0;
 	return p;
+}
+
+static uint8_t precreate(struct dir_walk *w, const char *name, size_t len,
+			 uint8_t ftype, const char *path)
+{
+	char base[EROFS_NAME_LEN + 1];
+
+	if (w->dfd < 0 || ftype != EROFS_FT_REG_FILE)
+		return NOT_MADE;
+	memcpy(base, name, len);
+	base[len] = 0;
+	return fsck_precreate(w->f, w->dfd, base, rel(path)) ? MAKE_FAILED : MADE;
 }
 
 static int dirent_cb(void *arg, const char *name, size_t len, uint64_t nid,
@@ -265,7 +281,8 @@ static int dirent_cb(void *arg, const char *name, size_t len, uint64_t nid,
 	if (first && ftype == EROFS_FT_DIR)
 		submit_dir(f, nid, w->nid, path);
 	else if (first)
-		add_file(f, &w->group, nid, ftype, path);
+		add_file(f, &w->group, nid, ftype, precreate(w, name, len, ftype, path),
+			 path);
 	else if (ftype == EROFS_FT_DIR)
 		fsck_error(f, path, "directory nid %llu is reached twice (a "
 			   "loop or a hard-linked directory)",
@@ -279,7 +296,7 @@ static void check_dir(struct fsck *f, struct fsck_worker *wk,
 		      struct dir_job *j)
 {
 	struct dir_walk w = { .f = f, .path = j->path, .nid = j->nid,
-			      .parent = j->parent };
+			      .parent = j->parent, .dfd = -1 };
 	struct kiln_rinode ri;
 	struct kiln_diag d;
 	uint8_t *data;
@@ -291,14 +308,19 @@ static void check_dir(struct fsck *f, struct fsck_worker *wk,
 			   (unsigned long long)j->nid, d.msg);
 		return;
 	}
-	if (f->o->dir && fsck_make_dir(f, rel(j->path)) == 0)
+	if (f->o->dir && fsck_make_dir(f, rel(j->path)) == 0) {
 		fsck_set_xattrs(f, rel(j->path), &ri, -1);
+		if (f->o->workers > 1)
+			w.dfd = fsck_open_dir(f, rel(j->path));
+	}
 	if (kiln_dir_each(&f->img, &ri, data, dirent_cb, &w, &d))
 		fsck_error(f, j->path, "nid %llu: %s",
 			   (unsigned long long)j->nid, d.msg);
 	else if (!w.dot || !w.dotdot)
 		fsck_error(f, j->path, "directory without '.' or '..'");
 	flush_files(f, &w.group);
+	if (w.dfd >= 0)
+		close(w.dfd);
 	free(data);
 	pthread_mutex_lock(&f->lock);
 	node(f, j->nid)->subdirs = w.subdirs;
@@ -519,8 +541,8 @@ static void check_file(struct fsck *f, struct fsck_worker *wk,
 		fsck_error(f, fd.path, "nid %llu: %s",
 			   (unsigned long long)r->nid, d.msg);
 		fd.failed = true;
-	} else if (f->o->dir) {
-		fd.fd = fsck_open_file(f, rel(fd.path));
+	} else if (f->o->dir && r->made != MAKE_FAILED) {
+		fd.fd = fsck_open_file(f, rel(fd.path), r->made == MADE);
 		fd.failed = fd.fd < 0;
 	}
 	fd.ext = wk->ext.e;
