@@ -16,8 +16,13 @@ host-deps:
 clean:
 	rm -rf $(OUT)
 
-.PHONY: bench
-# Benchmarks (slow, by hand): ANCHOR_MKFS=PATH adds another mkfs.erofs.
-bench: tools
+.PHONY: bench bench-mkfs bench-fsck
+# Benchmarks (slow, by hand): ANCHOR_MKFS=PATH / ANCHOR_FSCK=PATH add another
+# mkfs.erofs / fsck.erofs to the tables.
+bench: bench-mkfs bench-fsck
+bench-mkfs: tools
 	@scripts/install-host-deps.sh bench
 	@bench/run.sh
+bench-fsck: tools
+	@scripts/install-host-deps.sh bench
+	@bench/fsck.sh

@@ -13,26 +13,7 @@ CORPORA=${CORPORA:-rootfs linux}
 ALGS=${ALGS:-lz4 lz4hc zstd lzma deflate}
 ANCHOR_NAME=${ANCHOR_NAME:-anchor}
 mkdir -p "$BENCH" "$RESULTS"
-
-# --- corpora, made once and cached ---------------------------------------
-corpus_rootfs() {
-	[ -f "$BENCH/rootfs.done" ] && return
-	rm -rf "$BENCH/rootfs"
-	debootstrap --variant=minbase bookworm "$BENCH/rootfs" \
-		http://deb.debian.org/debian >"$BENCH/rootfs.log" 2>&1
-	touch "$BENCH/rootfs.done"
-}
-
-corpus_linux() {
-	[ -f "$BENCH/linux.done" ] && return
-	local tmp; tmp=$(mktemp -d "$BENCH/.deb.XXXXXX")
-	(cd "$tmp" && apt-get download -q linux-source-6.1 >/dev/null)
-	dpkg-deb -x "$tmp"/linux-source-6.1_*.deb "$tmp/x"
-	rm -rf "$BENCH/linux" && mkdir "$BENCH/linux"
-	tar -xf "$tmp"/x/usr/src/linux-source-6.1.tar.xz -C "$BENCH/linux"
-	rm -rf "$tmp"
-	touch "$BENCH/linux.done"
-}
+. bench/corpora.sh
 
 # --- measuring ----------------------------------------------------------
 # measure OUT CMD...: runs CMD REPEAT times (cache warm), keeps the median
