@@ -158,3 +158,28 @@ once_fuzz_fsck() {
 		-max_len=40000 -timeout=20 -rss_limit_mb=2048 \
 		-print_final_stats=1 corpus
 }
+
+# The static aarch64 fsck.erofs (the device's) under qemu-user: same verdict
+# and same extracted tree.
+once_fsck_aarch64() {
+	need_root
+	file out/aarch64/bin/fsck.erofs | grep -q 'ARM aarch64.*statically linked'
+	out/x86_64/bin/mkfs.erofs --quiet -z lz4hc -C 65536 -E ztailpacking \
+		"$T/img" "$TREE"
+	qemu-aarch64-static out/aarch64/bin/fsck.erofs --extract="$T/x" "$T/img"
+	$TREECMP "$TREE" "$T/x"
+	qemu-aarch64-static out/aarch64/bin/fsck.erofs \
+		tests/damaged/pcluster-garbage.img 2>&1 | grep -q "does not decode"
+}
+
+# A full disk stops the extraction with one message; the check goes on.
+test_fsck_full_disk() {
+	need_root
+	mkfs -z lz4 "$T/img" "$TREE"
+	mkdir "$T/small"
+	mount -t tmpfs -o size=1m tmpfs "$T/small"
+	echo "$T/small" >> "$T/.mounts"
+	fsck --extract="$T/small/x" "$T/img" 2> "$T/err" && fail "no error"
+	grep -q "No space left on device (extraction stopped)" "$T/err"
+	[ "$(wc -l < "$T/err")" = 2 ] || { cat "$T/err"; fail "not one message"; }
+}

@@ -66,12 +66,31 @@ static int open_parent(struct fsck *f, const char *path, const char **base)
 	return (int)fd;
 }
 
-static int fail(struct fsck *f, const char *path, const char *what)
+/*
+ * Out of space (or a read-only or failing disk): one message, and no more
+ * extraction; the check goes on. Other failures are reported one by one.
+ */
+int fsck_out_fail(struct fsck *f, const char *path, const char *what)
 {
-	fsck_error(f, path[0] ? path : ".", "cannot %s: %s", what,
-		   strerror(errno));
+	int e = errno;
+
+	if (e == ENOSPC || e == EDQUOT || e == EROFS || e == EIO) {
+		if (!__atomic_exchange_n(&f->out_failed, true, __ATOMIC_SEQ_CST))
+			fsck_error(f, path[0] ? path : ".", "cannot %s: %s "
+				   "(extraction stopped)", what, strerror(e));
+		return -1;
+	}
+	if (!__atomic_load_n(&f->out_failed, __ATOMIC_SEQ_CST))
+		fsck_error(f, path[0] ? path : ".", "cannot %s: %s", what,
+			   strerror(e));
 	return -1;
 }
+
+bool fsck_extracting(struct fsck *f)
+{
+	return f->o->dir && !__atomic_load_n(&f->out_failed, __ATOMIC_SEQ_CST);
+}
+
 
 /* What is in the way of a new node: removed with --overwrite. */
 static int clear(struct fsck *f, int pfd, const char *base, const char *path)
@@ -83,7 +102,7 @@ static int clear(struct fsck *f, int pfd, const char *base, const char *path)
 	}
 	if (unlinkat(pfd, base, 0) && (errno != EISDIR ||
 	    unlinkat(pfd, base, AT_REMOVEDIR)))
-		return fail(f, path, "remove what is in the way");
+		return fsck_out_fail(f, path, "remove what is in the way");
 	return 0;
 }
 
@@ -97,11 +116,11 @@ int fsck_make_dir(struct fsck *f, const char *path)
 		return 0;
 	pfd = open_parent(f, path, &base);
 	if (pfd < 0)
-		return fail(f, path, "open the parent directory");
+		return fsck_out_fail(f, path, "open the parent directory");
 	if (mkdirat(pfd, base, 0700)) {
 		if (errno != EEXIST ||
 		    fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW))
-			ret = fail(f, path, "create the directory");
+			ret = fsck_out_fail(f, path, "create the directory");
 		else if (!S_ISDIR(st.st_mode) &&
 			 (clear(f, pfd, base, path) || mkdirat(pfd, base, 0700)))
 			ret = -1;
@@ -118,7 +137,7 @@ static int create(struct fsck *f, int pfd, const char *base, const char *path)
 	if (fd < 0 && errno == EEXIST && !clear(f, pfd, base, path))
 		fd = openat(pfd, base, flags, 0600);
 	if (fd < 0 && errno != EEXIST)
-		fail(f, path, "create the file");
+		fsck_out_fail(f, path, "create the file");
 	return fd;
 }
 
@@ -129,11 +148,11 @@ int fsck_open_file(struct fsck *f, const char *path, bool created)
 
 	pfd = open_parent(f, path, &base);
 	if (pfd < 0)
-		return fail(f, path, "open the parent directory");
+		return fsck_out_fail(f, path, "open the parent directory");
 	if (created) {
 		fd = openat(pfd, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
-			fail(f, path, "open the file");
+			fsck_out_fail(f, path, "open the file");
 	} else {
 		fd = create(f, pfd, base, path);
 	}
@@ -187,12 +206,12 @@ int fsck_make_special(struct fsck *f, const char *path,
 
 	pfd = open_parent(f, path, &base);
 	if (pfd < 0)
-		return fail(f, path, "open the parent directory");
+		return fsck_out_fail(f, path, "open the parent directory");
 	ret = make_node(pfd, base, ri, symlink);
 	if (ret && errno == EEXIST && !clear(f, pfd, base, path))
 		ret = make_node(pfd, base, ri, symlink);
 	if (ret && errno != EEXIST)
-		fail(f, path, symlink ? "create the symlink" :
+		fsck_out_fail(f, path, symlink ? "create the symlink" :
 		     "create the special file");
 	close(pfd);
 	return ret;
@@ -211,18 +230,18 @@ int fsck_set_meta(struct fsck *f, const char *path,
 	if (fd < 0 && !path[0])
 		fd = f->rootfd;
 	if (fd < 0 && (pfd = open_parent(f, path, &base)) < 0)
-		return fail(f, path, "open the parent directory");
+		return fsck_out_fail(f, path, "open the parent directory");
 	if (f->o->preserve_owner &&
 	    (fd >= 0 ? fchown(fd, ri->uid, ri->gid) :
 	     fchownat(pfd, base, ri->uid, ri->gid, AT_SYMLINK_NOFOLLOW)))
-		ret = fail(f, path, "set the owner");
+		ret = fsck_out_fail(f, path, "set the owner");
 	/* after chown, which clears set-id bits */
 	if (!S_ISLNK(ri->mode) &&
 	    (fd >= 0 ? fchmod(fd, mode) : fchmodat(pfd, base, mode, 0)))
-		ret = fail(f, path, "set the mode");
+		ret = fsck_out_fail(f, path, "set the mode");
 	if (fd >= 0 ? futimens(fd, ts) :
 	    utimensat(pfd, base, ts, AT_SYMLINK_NOFOLLOW))
-		ret = fail(f, path, "set the times");
+		ret = fsck_out_fail(f, path, "set the times");
 	if (pfd >= 0)
 		close(pfd);
 	return ret;
@@ -263,7 +282,7 @@ int fsck_set_xattrs(struct fsck *f, const char *path,
 		/* the node itself through its parent's fd: no path walk */
 		pfd = open_parent(f, path, &base);
 		if (pfd < 0)
-			return fail(f, path, "open the parent directory");
+			return fsck_out_fail(f, path, "open the parent directory");
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d/%s", pfd, base);
 		s.proc = proc;
 	}
@@ -311,17 +330,21 @@ static int by_path_desc(const void *a, const void *b)
 /* Hardlinks, then directory metadata, children before their parents. */
 void fsck_extract_end(struct fsck *f)
 {
+	if (!fsck_extracting(f)) {
+		close(f->rootfd);
+		return;
+	}
 	for (size_t i = 0; i < f->nlinks; i++) {
 		const char *tb, *lb, *t = f->links[i].target + 1,
 			   *l = f->links[i].path + 1;
 		int tfd = open_parent(f, t, &tb), lfd = open_parent(f, l, &lb);
 
 		if (tfd < 0 || lfd < 0)
-			fail(f, l, "open the parent directory");
+			fsck_out_fail(f, l, "open the parent directory");
 		else if (linkat(tfd, tb, lfd, lb, 0) &&
 			 (errno != EEXIST || clear(f, lfd, lb, l) ||
 			  linkat(tfd, tb, lfd, lb, 0)))
-			fail(f, l, "create the hardlink");
+			fsck_out_fail(f, l, "create the hardlink");
 		if (tfd >= 0)
 			close(tfd);
 		if (lfd >= 0)

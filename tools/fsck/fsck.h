@@ -64,6 +64,7 @@ struct fsck {
 	size_t ndirs, dirs_cap;
 	uint64_t files, dirs_seen, others, logical, physical;
 	int rootfd;			/* --extract=DIR */
+	bool out_failed;		/* out of space: extraction stopped */
 	mode_t umask;
 	bool is_root;
 };
@@ -87,6 +88,9 @@ void fsck_error(struct fsck *f, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* extract.c: all paths are relative to DIR, "" for DIR itself */
+/* Reports a failed output step (errno set); a full disk stops extracting. */
+int fsck_out_fail(struct fsck *f, const char *path, const char *what);
+bool fsck_extracting(struct fsck *f);
 int fsck_extract_begin(struct fsck *f);
 int fsck_make_dir(struct fsck *f, const char *path);
 /* created: made empty already by fsck_precreate */

@@ -308,7 +308,7 @@ static void check_dir(struct fsck *f, struct fsck_worker *wk,
 			   (unsigned long long)j->nid, d.msg);
 		return;
 	}
-	if (f->o->dir && fsck_make_dir(f, rel(j->path)) == 0) {
+	if (fsck_extracting(f) && fsck_make_dir(f, rel(j->path)) == 0) {
 		fsck_set_xattrs(f, rel(j->path), &ri, -1);
 		if (f->o->workers > 1)
 			w.dfd = fsck_open_dir(f, rel(j->path));
@@ -358,8 +358,7 @@ static void finish_file(struct file_data *fd, struct fsck_worker *wk)
 			phys += fd->ext[i].plen;
 	if (fd->fd >= 0) {
 		if (!fd->failed && ftruncate(fd->fd, (off_t)fd->ri.size))
-			fsck_error(f, fd->path, "cannot set the size: %s",
-				   strerror(errno));
+			fsck_out_fail(f, rel(fd->path), "set the size");
 		if (!fd->failed) {
 			/* chown drops security.capability: xattrs last */
 			fsck_set_meta(f, rel(fd->path), &fd->ri, fd->fd);
@@ -441,8 +440,7 @@ static void run_extents(struct file_data *fd, struct fsck_worker *wk,
 		}
 		if (fd->fd >= 0 && e->kind != KILN_EXT_HOLE &&
 		    write_sparse(fd->fd, wk->buf, e->llen, e->la)) {
-			fsck_error(fd->f, fd->path, "write error: %s",
-				   strerror(errno));
+			fsck_out_fail(fd->f, rel(fd->path), "write");
 			__atomic_store_n(&fd->failed, true, __ATOMIC_RELAXED);
 		}
 	}
@@ -513,7 +511,7 @@ static void check_special(struct fsck *f, struct fsck_worker *wk,
 			return;
 		}
 	}
-	if (f->o->dir && !fsck_make_special(f, rel(r->path), ri,
+	if (fsck_extracting(f) && !fsck_make_special(f, rel(r->path), ri,
 					    (char *)target)) {
 		fsck_set_meta(f, rel(r->path), ri, -1);
 		fsck_set_xattrs(f, rel(r->path), ri, -1);
@@ -541,7 +539,7 @@ static void check_file(struct fsck *f, struct fsck_worker *wk,
 		fsck_error(f, fd.path, "nid %llu: %s",
 			   (unsigned long long)r->nid, d.msg);
 		fd.failed = true;
-	} else if (f->o->dir && r->made != MAKE_FAILED) {
+	} else if (fsck_extracting(f) && r->made != MAKE_FAILED) {
 		fd.fd = fsck_open_file(f, rel(fd.path), r->made == MADE);
 		fd.failed = fd.fd < 0;
 	}
