@@ -141,12 +141,18 @@ static int create(struct fsck *f, int pfd, const char *base, const char *path)
 	return fd;
 }
 
-int fsck_open_file(struct fsck *f, const char *path, bool created)
+int fsck_open_parent(struct fsck *f, const char *path)
 {
 	const char *base;
-	int pfd, fd;
 
-	pfd = open_parent(f, path, &base);
+	return open_parent(f, path, &base);
+}
+
+int fsck_open_file(struct fsck *f, int dfd, const char *path, bool created)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	int pfd = dfd >= 0 ? dfd : open_parent(f, path, &base), fd;
+
 	if (pfd < 0)
 		return fsck_out_fail(f, path, "open the parent directory");
 	if (created) {
@@ -156,7 +162,8 @@ int fsck_open_file(struct fsck *f, const char *path, bool created)
 	} else {
 		fd = create(f, pfd, base, path);
 	}
-	close(pfd);
+	if (pfd != dfd)
+		close(pfd);
 	return fd;
 }
 
@@ -231,7 +238,10 @@ int fsck_set_meta(struct fsck *f, const char *path,
 		fd = f->rootfd;
 	if (fd < 0 && (pfd = open_parent(f, path, &base)) < 0)
 		return fsck_out_fail(f, path, "open the parent directory");
-	if (f->o->preserve_owner &&
+	/* a new node is ours already, unless DIR's setgid bit gave it a group */
+	bool owned = ri->uid == f->euid && ri->gid == f->egid && !f->root_setgid;
+
+	if (f->o->preserve_owner && !owned &&
 	    (fd >= 0 ? fchown(fd, ri->uid, ri->gid) :
 	     fchownat(pfd, base, ri->uid, ri->gid, AT_SYMLINK_NOFOLLOW)))
 		ret = fsck_out_fail(f, path, "set the owner");
@@ -295,6 +305,7 @@ int fsck_set_xattrs(struct fsck *f, const char *path,
 int fsck_extract_begin(struct fsck *f)
 {
 	const char *dir = f->o->dir;
+	struct stat st;
 	char *real;
 
 	f->rootfd = -1;
@@ -314,10 +325,13 @@ int fsck_extract_begin(struct fsck *f)
 	}
 	free(real);
 	f->rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (f->rootfd < 0) {
+	if (f->rootfd < 0 || fstat(f->rootfd, &st)) {
 		kiln_err("cannot open %s: %s", dir, strerror(errno));
 		return -1;
 	}
+	f->euid = geteuid();
+	f->egid = getegid();
+	f->root_setgid = st.st_mode & S_ISGID;
 	return 0;
 }
 

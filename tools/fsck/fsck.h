@@ -65,6 +65,9 @@ struct fsck {
 	uint64_t files, dirs_seen, others, logical, physical;
 	int rootfd;			/* --extract=DIR */
 	bool out_failed;		/* out of space: extraction stopped */
+	uid_t euid;
+	gid_t egid;
+	bool root_setgid;		/* DIR gives new nodes its group */
 	mode_t umask;
 	bool is_root;
 };
@@ -94,7 +97,9 @@ bool fsck_extracting(struct fsck *f);
 int fsck_extract_begin(struct fsck *f);
 int fsck_make_dir(struct fsck *f, const char *path);
 /* created: made empty already by fsck_precreate */
-int fsck_open_file(struct fsck *f, const char *path, bool created);
+int fsck_open_file(struct fsck *f, int dfd, const char *path, bool created);
+/* The directory holding path (dfd for fsck_open_file), or -1. */
+int fsck_open_parent(struct fsck *f, const char *path);
 /*
  * With several workers, a directory's files are created by its own job, one
  * after the other: creating them from several threads at once makes them

@@ -100,6 +100,7 @@ struct file_data {
 	size_t nr;
 	int fd;
 	unsigned int left;		/* batches not done yet */
+	uint64_t written;		/* end of the last data written */
 	bool failed;
 	bool on_heap;			/* batched: fd and ext freed at the end */
 };
@@ -357,7 +358,9 @@ static void finish_file(struct file_data *fd, struct fsck_worker *wk)
 		if (fd->ext[i].kind != KILN_EXT_HOLE)
 			phys += fd->ext[i].plen;
 	if (fd->fd >= 0) {
-		if (!fd->failed && ftruncate(fd->fd, (off_t)fd->ri.size))
+		/* the size, when a hole ends the file */
+		if (!fd->failed && fd->written < fd->ri.size &&
+		    ftruncate(fd->fd, (off_t)fd->ri.size))
 			fsck_out_fail(f, rel(fd->path), "set the size");
 		if (!fd->failed) {
 			/* chown drops security.capability: xattrs last */
@@ -388,9 +391,10 @@ static bool zero_block(const uint8_t *p, size_t n)
  * Writes data at off, leaving out the 4 KiB blocks that are all zeros:
  * holes stay holes (the file gets its size at the end).
  */
-static int write_sparse(int fd, const uint8_t *p, uint64_t len, uint64_t off)
+static int write_sparse(int fd, const uint8_t *p, uint64_t len, uint64_t off,
+			uint64_t *written)
 {
-	uint64_t pos = 0, run = 0;
+	uint64_t pos = 0, run = 0, end;
 
 	while (pos < len) {
 		uint64_t n = 4096 - ((off + pos) & 4095);
@@ -403,7 +407,14 @@ static int write_sparse(int fd, const uint8_t *p, uint64_t len, uint64_t off)
 		}
 		pos += n;
 	}
-	return pos > run ? pwrite_all(fd, p + run, pos - run, off + run) : 0;
+	if (pos == run)
+		return 0;
+	end = off + pos;	/* batches run in parallel: keep the largest */
+	for (uint64_t w = __atomic_load_n(written, __ATOMIC_RELAXED); w < end &&
+	     !__atomic_compare_exchange_n(written, &w, end, false,
+					  __ATOMIC_RELAXED, __ATOMIC_RELAXED);)
+		;
+	return pwrite_all(fd, p + run, pos - run, off + run);
 }
 
 static void batch_fn(struct kiln_job *job, void *ctx)
@@ -439,7 +450,7 @@ static void run_extents(struct file_data *fd, struct fsck_worker *wk,
 			break;
 		}
 		if (fd->fd >= 0 && e->kind != KILN_EXT_HOLE &&
-		    write_sparse(fd->fd, wk->buf, e->llen, e->la)) {
+		    write_sparse(fd->fd, wk->buf, e->llen, e->la, &fd->written)) {
 			fsck_out_fail(fd->f, rel(fd->path), "write");
 			__atomic_store_n(&fd->failed, true, __ATOMIC_RELAXED);
 		}
@@ -522,7 +533,7 @@ static void check_special(struct fsck *f, struct fsck_worker *wk,
 }
 
 static void check_file(struct fsck *f, struct fsck_worker *wk,
-		       struct file_ref *r)
+		       struct file_ref *r, int dfd)
 {
 	struct file_data fd;
 	struct kiln_rinode ri;
@@ -540,7 +551,7 @@ static void check_file(struct fsck *f, struct fsck_worker *wk,
 			   (unsigned long long)r->nid, d.msg);
 		fd.failed = true;
 	} else if (fsck_extracting(f) && r->made != MAKE_FAILED) {
-		fd.fd = fsck_open_file(f, rel(fd.path), r->made == MADE);
+		fd.fd = fsck_open_file(f, dfd, rel(fd.path), r->made == MADE);
 		fd.failed = fd.fd < 0;
 	}
 	fd.ext = wk->ext.e;
@@ -551,13 +562,18 @@ static void check_file(struct fsck *f, struct fsck_worker *wk,
 static void file_fn(struct kiln_job *job, void *ctx)
 {
 	struct file_job *j = (struct file_job *)job;
+	/* a group's files share a directory: open it once */
+	int dfd = fsck_extracting(j->f) ?
+		  fsck_open_parent(j->f, rel(j->file[0].path)) : -1;
 
 	for (unsigned int i = 0; i < j->n; i++) {
 		if (ctx)
-			check_file(j->f, ctx, &j->file[i]);
+			check_file(j->f, ctx, &j->file[i], dfd);
 		else
 			fsck_error(j->f, j->file[i].path, "out of memory");
 	}
+	if (dfd >= 0)
+		close(dfd);
 	free(j);
 }
 
