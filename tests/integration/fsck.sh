@@ -98,9 +98,14 @@ test_fsck_extract_safety() {
 	# --overwrite
 	mkdir "$T/x"
 	ln -s "$T/outside" "$T/x/d"
+	chmod 0700 "$T/outside"
+	touch -d @1000000000 "$T/outside"
 	fsck --extract="$T/x" "$T/img" 2> "$T/err" && fail "extract over a symlink"
 	grep -q "already exists" "$T/err"
 	[ -z "$(ls -A "$T/outside")" ] || fail "wrote outside DIR"
+	# nor its metadata: d's mode and mtime belong to DIR/d only
+	[ "$(stat -c '%a %Y' "$T/outside")" = "700 1000000000" ] ||
+		fail "changed a directory outside DIR"
 	fsck --extract="$T/x" --overwrite "$T/img"
 	[ -z "$(ls -A "$T/outside")" ] || fail "wrote outside DIR"
 	[ -d "$T/x/d" ] && [ ! -L "$T/x/d" ] && [ -f "$T/x/d/file" ]
@@ -127,6 +132,24 @@ test_fsck_holes() {
 	fsck --extract="$T/x" "$T/img"
 	cmp "$T/src/sparse" "$T/x/sparse"
 	[ "$(du -k "$T/x/sparse" | cut -f1)" -lt 1024 ] || fail "holes filled"
+}
+
+# Sizes that would overflow or cost unbounded memory if trusted: a file of
+# petabytes of holes is checked in a few extents, a size past 2^63 refused.
+test_fsck_hostile_sizes() {
+	mkdir "$T/src"
+	truncate -s 64M "$T/src/sparse"
+	echo tail >> "$T/src/sparse"
+	touch -d @1000000000 "$T/src/sparse"	# extended inode: own mtime
+	mkfs.erofs --chunksize=4096 "$T/img" "$T/src" >/dev/null 2>&1
+	cp "$T/img" "$T/huge"
+	python3 tests/lib/patchimg.py "$T/img" sparse giant-holes
+	python3 tests/lib/patchimg.py "$T/huge" sparse huge-size
+	# bounded: the old reader wanted 2^34 extents here
+	( [ "$BUILD" = asan ] || ulimit -v 1048576; fsck "$T/img" ) > "$T/out" \
+		2>&1 || { cat "$T/out"; fail "giant holes not checked"; }
+	fsck "$T/huge" > "$T/out" 2>&1 && fail "size past 2^63 accepted"
+	grep -q "not a file size" "$T/out" || { cat "$T/out"; fail "message"; }
 }
 
 test_fsck_cli() {

@@ -129,6 +129,17 @@ int fsck_make_dir(struct fsck *f, const char *path)
 	return ret;
 }
 
+void fsck_remove(struct fsck *f, const char *path)
+{
+	const char *base;
+	int pfd = open_parent(f, path, &base);
+
+	if (pfd >= 0) {
+		unlinkat(pfd, base, 0);
+		close(pfd);
+	}
+}
+
 static int create(struct fsck *f, int pfd, const char *base, const char *path)
 {
 	int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
@@ -247,7 +258,8 @@ int fsck_set_meta(struct fsck *f, const char *path,
 		ret = fsck_out_fail(f, path, "set the owner");
 	/* after chown, which clears set-id bits */
 	if (!S_ISLNK(ri->mode) &&
-	    (fd >= 0 ? fchmod(fd, mode) : fchmodat(pfd, base, mode, 0)))
+	    (fd >= 0 ? fchmod(fd, mode) :
+	     fchmodat(pfd, base, mode, AT_SYMLINK_NOFOLLOW)))
 		ret = fsck_out_fail(f, path, "set the mode");
 	if (fd >= 0 ? futimens(fd, ts) :
 	    utimensat(pfd, base, ts, AT_SYMLINK_NOFOLLOW))
@@ -365,8 +377,17 @@ void fsck_extract_end(struct fsck *f)
 			close(lfd);
 	}
 	qsort(f->dirs, f->ndirs, sizeof(*f->dirs), by_path_desc);
-	for (size_t i = 0; i < f->ndirs; i++)
-		fsck_set_meta(f, f->dirs[i].path, &f->dirs[i].ri, -1);
+	for (size_t i = 0; i < f->ndirs; i++) {
+		const char *path = f->dirs[i].path;
+		int fd = fsck_open_dir(f, path);
+
+		if (fd < 0) {
+			fsck_out_fail(f, path, "open the directory");
+			continue;
+		}
+		fsck_set_meta(f, path, &f->dirs[i].ri, fd);
+		close(fd);
+	}
 	if (f->rootfd >= 0)
 		close(f->rootfd);
 }

@@ -34,6 +34,7 @@ struct fsck_node {
 	uint32_t subdirs;		/* directories: entries that are dirs */
 	bool used, is_dir, loaded;
 	char *path;			/* where it was first found (owned) */
+	char *alt;			/* the least of its other paths */
 };
 
 struct fsck_msg {
@@ -63,6 +64,7 @@ struct fsck {
 	struct fsck_dirmeta *dirs;
 	size_t ndirs, dirs_cap;
 	uint64_t files, dirs_seen, others, logical, physical;
+	unsigned int big_files;		/* files whose batches are queued */
 	int rootfd;			/* --extract=DIR */
 	bool out_failed;		/* out of space: extraction stopped */
 	uid_t euid;
@@ -96,6 +98,8 @@ int fsck_out_fail(struct fsck *f, const char *path, const char *what);
 bool fsck_extracting(struct fsck *f);
 int fsck_extract_begin(struct fsck *f);
 int fsck_make_dir(struct fsck *f, const char *path);
+/* Removes a file of ours that did not come out right. */
+void fsck_remove(struct fsck *f, const char *path);
 /* created: made empty already by fsck_precreate */
 int fsck_open_file(struct fsck *f, int dfd, const char *path, bool created);
 /* The directory holding path (dfd for fsck_open_file), or -1. */

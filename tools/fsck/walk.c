@@ -12,6 +12,12 @@
 
 /* A batch: enough extents to keep a worker busy for a while. */
 #define BATCH_BYTES	(4u << 20)
+/*
+ * Files cut into queued batches keep their fd and extent list until the
+ * last batch is done; past this many, a file's batches run in the thread
+ * that mapped it, so a directory of large files cannot exhaust the fds.
+ */
+#define MAX_BIG_FILES	64
 
 void fsck_error(struct fsck *f, const char *path, const char *fmt, ...)
 {
@@ -101,7 +107,9 @@ struct file_data {
 	int fd;
 	unsigned int left;		/* batches not done yet */
 	uint64_t written;		/* end of the last data written */
-	bool failed;
+	uint64_t bad_la;		/* the lowest extent that failed */
+	char *bad_msg;			/* and why */
+	bool failed;			/* no more to do for this file */
 	bool on_heap;			/* batched: fd and ext freed at the end */
 };
 
@@ -266,7 +274,15 @@ static int dirent_cb(void *arg, const char *name, size_t len, uint64_t nid,
 		n->is_dir = true;
 	if (first) {
 		n->path = path;		/* the node owns it, jobs borrow it */
-	} else if (ftype != EROFS_FT_DIR && f->o->dir) {
+	} else {
+		/* messages about the node name its least path: the first
+		 * one found depends on the order threads ran in */
+		if (!n->alt || strcmp(path, n->alt) < 0) {
+			free(n->alt);
+			n->alt = xstrdup(path);
+		}
+	}
+	if (!first && ftype != EROFS_FT_DIR && f->o->dir) {
 		if (f->nlinks == f->links_cap) {
 			f->links_cap = f->links_cap ? 2 * f->links_cap : 64;
 			f->links = xrealloc(f->links,
@@ -284,10 +300,6 @@ static int dirent_cb(void *arg, const char *name, size_t len, uint64_t nid,
 	else if (first)
 		add_file(f, &w->group, nid, ftype, precreate(w, name, len, ftype, path),
 			 path);
-	else if (ftype == EROFS_FT_DIR)
-		fsck_error(f, path, "directory nid %llu is reached twice (a "
-			   "loop or a hard-linked directory)",
-			   (unsigned long long)nid);
 	if (!first)
 		free(path);		/* a hardlink: checked once */
 	return 0;
@@ -301,6 +313,7 @@ static void check_dir(struct fsck *f, struct fsck_worker *wk,
 	struct kiln_rinode ri;
 	struct kiln_diag d;
 	uint8_t *data;
+	bool made;
 
 	if (load(f, wk, j->nid, EROFS_FT_DIR, j->path, &ri))
 		return;
@@ -309,10 +322,18 @@ static void check_dir(struct fsck *f, struct fsck_worker *wk,
 			   (unsigned long long)j->nid, d.msg);
 		return;
 	}
+	/* the directory's own fd, opened without following a symlink */
 	if (fsck_extracting(f) && fsck_make_dir(f, rel(j->path)) == 0) {
-		fsck_set_xattrs(f, rel(j->path), &ri, -1);
-		if (f->o->workers > 1)
-			w.dfd = fsck_open_dir(f, rel(j->path));
+		w.dfd = fsck_open_dir(f, rel(j->path));
+		if (w.dfd < 0)
+			fsck_out_fail(f, rel(j->path), "open the directory");
+		else
+			fsck_set_xattrs(f, rel(j->path), &ri, w.dfd);
+	}
+	made = w.dfd >= 0;
+	if (f->o->workers < 2 && w.dfd >= 0) {
+		close(w.dfd);	/* one worker: files are created in order */
+		w.dfd = -1;
 	}
 	if (kiln_dir_each(&f->img, &ri, data, dirent_cb, &w, &d))
 		fsck_error(f, j->path, "nid %llu: %s",
@@ -327,7 +348,7 @@ static void check_dir(struct fsck *f, struct fsck_worker *wk,
 	node(f, j->nid)->subdirs = w.subdirs;
 	f->dirs_seen++;
 	f->logical += ri.size;
-	if (f->o->dir) {
+	if (made) {	/* its metadata goes on after its children */
 		if (f->ndirs == f->dirs_cap) {
 			f->dirs_cap = f->dirs_cap ? 2 * f->dirs_cap : 64;
 			f->dirs = xrealloc(f->dirs, f->dirs_cap * sizeof(*f->dirs));
@@ -357,6 +378,17 @@ static void finish_file(struct file_data *fd, struct fsck_worker *wk)
 	for (size_t i = 0; i < fd->nr; i++)
 		if (fd->ext[i].kind != KILN_EXT_HOLE)
 			phys += fd->ext[i].plen;
+	if (fd->bad_msg) {
+		fsck_error(f, fd->path, "nid %llu: %s",
+			   (unsigned long long)fd->ri.nid, fd->bad_msg);
+		free(fd->bad_msg);
+		fd->failed = true;
+	}
+	if (fd->fd >= 0 && fd->failed) {
+		close(fd->fd);		/* a file that is not right goes */
+		fsck_remove(f, rel(fd->path));
+		fd->fd = -1;
+	}
 	if (fd->fd >= 0) {
 		/* the size, when a hole ends the file */
 		if (!fd->failed && fd->written < fd->ri.size &&
@@ -369,10 +401,13 @@ static void finish_file(struct file_data *fd, struct fsck_worker *wk)
 		}
 		close(fd->fd);
 	}
-	wk->files++;
-	wk->logical += fd->ri.size;
-	wk->physical += phys;
+	if (wk) {		/* NULL: a worker that could not start */
+		wk->files++;
+		wk->logical += fd->ri.size;
+		wk->physical += phys;
+	}
 	if (fd->on_heap) {
+		__atomic_sub_fetch(&f->big_files, 1, __ATOMIC_RELAXED);
 		free(fd->ext);
 		free(fd);
 	}
@@ -425,6 +460,17 @@ static void batch_fn(struct kiln_job *job, void *ctx)
 	free(b);
 }
 
+static void bad_extent(struct file_data *fd, uint64_t la, const char *msg)
+{
+	pthread_mutex_lock(&fd->f->lock);
+	if (la < fd->bad_la) {
+		free(fd->bad_msg);
+		fd->bad_msg = xstrdup(msg);
+		__atomic_store_n(&fd->bad_la, la, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&fd->f->lock);
+}
+
 /* Decodes (and writes) extents [first, first + n) of a file. */
 static void run_extents(struct file_data *fd, struct fsck_worker *wk,
 			size_t first, size_t n)
@@ -434,8 +480,13 @@ static void run_extents(struct file_data *fd, struct fsck_worker *wk,
 	for (size_t i = first; i < first + n; i++) {
 		const struct kiln_fext *e = &fd->ext[i];
 
-		if (__atomic_load_n(&fd->failed, __ATOMIC_RELAXED))
+		/* every extent below a bad one is decoded, so the one
+		 * reported is the lowest, whatever the batches' timing */
+		if (__atomic_load_n(&fd->failed, __ATOMIC_RELAXED) ||
+		    e->la > __atomic_load_n(&fd->bad_la, __ATOMIC_RELAXED))
 			break;
+		if (e->kind == KILN_EXT_HOLE)
+			continue;	/* left a hole; ftruncate sets the size */
 		if (wk && wk->cap < e->llen) {
 			/* grown on demand: most extents are small */
 			free(wk->buf);
@@ -443,10 +494,7 @@ static void run_extents(struct file_data *fd, struct fsck_worker *wk,
 			wk->buf = xmalloc(wk->cap);
 		}
 		if (!wk || kiln_fext_read(&fd->f->img, wk->x, e, wk->buf, &d)) {
-			fsck_error(fd->f, fd->path, "nid %llu: %s",
-				   (unsigned long long)fd->ri.nid,
-				   wk ? d.msg : "out of memory");
-			__atomic_store_n(&fd->failed, true, __ATOMIC_RELAXED);
+			bad_extent(fd, e->la, wk ? d.msg : "out of memory");
 			break;
 		}
 		if (fd->fd >= 0 && e->kind != KILN_EXT_HOLE &&
@@ -475,7 +523,9 @@ static void queue_data(struct file_data *small, struct fsck_worker *wk)
 	uint64_t bytes = 0;
 
 	/* one batch's worth: no need to hand it to another thread */
-	if (fd->ri.size <= BATCH_BYTES || fd->nr <= 1) {
+	if (fd->ri.size <= BATCH_BYTES || fd->nr <= 1 ||
+	    __atomic_load_n(&fd->f->big_files, __ATOMIC_RELAXED) >=
+	    MAX_BIG_FILES) {
 		run_extents(fd, wk, 0, fd->nr);
 		finish_file(fd, wk);
 		return;
@@ -484,12 +534,14 @@ static void queue_data(struct file_data *small, struct fsck_worker *wk)
 	fd = xmalloc(sizeof(*fd));
 	*fd = *small;
 	fd->on_heap = true;
+	__atomic_add_fetch(&fd->f->big_files, 1, __ATOMIC_RELAXED);
 	wk->ext = (struct kiln_extents){ 0 };
 	fd->left = 1;
 	for (size_t i = 0; i < fd->nr; i++) {
 		struct batch_job *b;
 
-		bytes += fd->ext[i].llen;
+		if (fd->ext[i].kind != KILN_EXT_HOLE)
+			bytes += fd->ext[i].llen;
 		if (bytes < BATCH_BYTES && i + 1 < fd->nr)
 			continue;
 		b = xcalloc(1, sizeof(*b));
@@ -539,13 +591,17 @@ static void check_file(struct fsck *f, struct fsck_worker *wk,
 	struct kiln_rinode ri;
 	struct kiln_diag d;
 
-	if (load(f, wk, r->nid, r->ftype, r->path, &ri))
+	if (load(f, wk, r->nid, r->ftype, r->path, &ri)) {
+		if (r->made == MADE)	/* no empty file where one failed */
+			fsck_remove(f, rel(r->path));
 		return;
+	}
 	if (!S_ISREG(ri.mode)) {
 		check_special(f, wk, r, &ri);
 		return;
 	}
-	fd = (struct file_data){ .f = f, .ri = ri, .path = r->path, .fd = -1 };
+	fd = (struct file_data){ .f = f, .ri = ri, .path = r->path, .fd = -1,
+				 .bad_la = UINT64_MAX };
 	if (kiln_file_map(&f->img, &ri, &wk->ext, &d)) {
 		fsck_error(f, fd.path, "nid %llu: %s",
 			   (unsigned long long)r->nid, d.msg);
@@ -617,7 +673,17 @@ static void worker_exit(void *ctx)
 	free(w);
 }
 
-/* Link counts, once every entry has been seen. */
+static const char *name_of(const struct fsck_node *n)
+{
+	if (!n->path)
+		return "?";
+	return n->alt && strcmp(n->alt, n->path) < 0 ? n->alt : n->path;
+}
+
+/*
+ * Link counts, once every entry has been seen. A directory's nlink of 1
+ * means "not counted", as some filesystems and tools write it.
+ */
 static void check_links(struct fsck *f)
 {
 	for (size_t i = 0; i < f->nodes_cap; i++) {
@@ -626,9 +692,14 @@ static void check_links(struct fsck *f)
 
 		if (!n->used || !n->loaded)
 			continue;
+		if (n->is_dir && n->refs > 1)
+			fsck_error(f, name_of(n), "directory nid %llu is "
+				   "reached %u times (a loop or a hard-linked "
+				   "directory)", (unsigned long long)n->nid,
+				   n->refs);
 		want = n->is_dir ? n->subdirs + 2 : n->refs;
-		if (n->nlink != want)
-			fsck_error(f, n->path ? n->path : "?", "nid %llu: link "
+		if (n->nlink != want && !(n->is_dir && n->nlink == 1))
+			fsck_error(f, name_of(n), "nid %llu: link "
 				   "count %u, but %u found",
 				   (unsigned long long)n->nid, n->nlink, want);
 	}
@@ -645,6 +716,7 @@ int fsck_walk(struct fsck *f)
 	pthread_mutex_lock(&f->lock);
 	n = node(f, root);
 	n->is_dir = true;
+	n->refs = 1;		/* the mount reaches it: an entry is a loop */
 	n->path = xstrdup("/");
 	submit_dir(f, root, root, n->path);
 	pthread_mutex_unlock(&f->lock);
@@ -656,8 +728,10 @@ int fsck_walk(struct fsck *f)
 
 void fsck_free(struct fsck *f)
 {
-	for (size_t i = 0; i < f->nodes_cap; i++)
+	for (size_t i = 0; i < f->nodes_cap; i++) {
 		free(f->nodes[i].path);
+		free(f->nodes[i].alt);
+	}
 	for (size_t i = 0; i < f->nmsgs; i++) {
 		free(f->msgs[i].path);
 		free(f->msgs[i].text);

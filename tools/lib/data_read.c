@@ -3,7 +3,8 @@
  * File data of any layout as a list of extents (reader.h): flat files and
  * chunk-based ones here, compressed ones in zmap.c. Raw runs are cut into
  * pieces of at most KILN_RAW_PIECE bytes, so every extent can be read into
- * a bounded buffer and handed to a worker as one unit.
+ * a bounded buffer and handed to a worker as one unit; holes are one extent
+ * each, never read.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,9 @@ static int push(struct kiln_extents *l, uint64_t la, uint64_t len, uint64_t pa,
 		uint8_t kind, struct kiln_diag *d)
 {
 	while (len) {
-		uint64_t n = len < KILN_RAW_PIECE ? len : KILN_RAW_PIECE;
+		/* a hole stays one extent, whatever its size: nothing to read */
+		uint64_t n = kind == KILN_EXT_HOLE || len < KILN_RAW_PIECE ?
+			     len : KILN_RAW_PIECE;
 		struct kiln_fext *e = kiln_extents_add(l, d);
 
 		if (!e)

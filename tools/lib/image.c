@@ -37,6 +37,16 @@ static __thread struct {
 
 static uint64_t next_gen;
 
+/* All of it or an error: the file may have shrunk since it was opened. */
+static int read_exact(int fd, void *buf, uint64_t len, uint64_t off)
+{
+	ssize_t n = pread_all(fd, buf, len, off);
+
+	if (n >= 0 && (uint64_t)n != len)
+		errno = EIO;
+	return n >= 0 && (uint64_t)n == len ? 0 : -1;
+}
+
 static bool cached_read(const struct kiln_image *img, void *buf, uint64_t off,
 			uint64_t len)
 {
@@ -47,7 +57,7 @@ static bool cached_read(const struct kiln_image *img, void *buf, uint64_t off,
 		return false;
 	if (cache.gen != img->gen || cache.blk != blk) {
 		cache.gen = 0;
-		if (pread_all(img->fd, cache.data, CACHE_BLK, blk * CACHE_BLK) < 0)
+		if (read_exact(img->fd, cache.data, CACHE_BLK, blk * CACHE_BLK))
 			return false;
 		cache.gen = img->gen;
 		cache.blk = blk;
@@ -68,7 +78,7 @@ int kiln_image_read(const struct kiln_image *img, void *buf, uint64_t off,
 	}
 	if (len && cached_read(img, buf, off, len))
 		return 0;
-	if (pread_all(img->fd, buf, len, off) < 0) {
+	if (read_exact(img->fd, buf, len, off)) {
 		kiln_diag_set(d, "read error at offset %llu: %s",
 			      (unsigned long long)off, strerror(errno));
 		return -1;
@@ -131,7 +141,7 @@ static int parse_cfgs(struct kiln_image *img, struct kiln_diag *d)
 
 	img->max_pclusterblks = 1;
 	if (!(img->sb.feature_incompat & EROFS_FEATURE_INCOMPAT_COMPR_CFGS)) {
-		img->algs = img->zero_padding || img->sb.u1 ? 1 : 0;
+		img->algs = 1;	/* lz4, the only algorithm before cfgs */
 		return 0;
 	}
 	img->algs = img->sb.u1;

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "ondisk.h"
@@ -72,8 +73,10 @@ static int check_flat(const struct kiln_image *img, struct kiln_rinode *ri,
 			return -1;
 		}
 	}
+	/* in blocks, so that nothing overflows whatever the inode says */
 	if (blocks && ri->iu != EROFS_NULL_ADDR &&
-	    ((uint64_t)ri->iu + blocks) << img->blkszbits > img->size) {
+	    (blocks > img->size >> img->blkszbits ||
+	     ri->iu > (img->size >> img->blkszbits) - blocks)) {
 		kiln_diag_set(d, "data blocks %u..%llu are beyond the end of "
 			      "the image", ri->iu,
 			      (unsigned long long)(ri->iu + blocks - 1));
@@ -155,6 +158,11 @@ int kiln_inode_load(const struct kiln_image *img, uint64_t nid,
 	    kiln_image_read(img, raw, ri->pos, EROFS_INODE_EXTENDED_SIZE, d))
 		return -1;
 	decode(img, raw, ri);
+	if (ri->size > INT64_MAX) {	/* off_t is signed */
+		kiln_diag_set(d, "size %llu is not a file size",
+			      (unsigned long long)ri->size);
+		return -1;
+	}
 	if (!valid_type(ri->mode)) {
 		kiln_diag_set(d, "invalid file type in mode 0%o", ri->mode);
 		return -1;

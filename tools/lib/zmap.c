@@ -205,7 +205,7 @@ static int read_header(struct zmap *z, struct kiln_diag *d)
 	}
 	if (z->lcbits > (z->compact ? 14u : 16u) ||
 	    ((z->advise & Z_EROFS_ADVISE_COMPACTED_2B) && z->compact &&
-	     z->lcbits != 12)) {
+	     z->lcbits > 12)) {
 		kiln_diag_set(d, "map header: lcluster size 2^%u not usable "
 			      "with this index", z->lcbits);
 		return -1;
@@ -262,17 +262,18 @@ static int pcluster_blocks(const struct zmap *z, const struct lrec *hr,
 	*nblocks = 1;
 	if (!first || first->type != Z_EROFS_LCLUSTER_TYPE_NONHEAD)
 		return 0;
-	if (!big && first->cblkcnt) {
-		kiln_diag_set(d, "block count for a pcluster that cannot be "
-			      "big");
-		return -1;
-	}
-	if (big && (!first->cblkcnt || first->d0 != 1)) {
+	/*
+	 * As the kernel reads it: without the big pcluster flag for this
+	 * head type, a block count after the head means nothing (erofs-utils
+	 * writes one after plain heads in full indexes).
+	 */
+	if (!big)
+		return 0;
+	if (!first->cblkcnt || first->d0 != 1) {
 		kiln_diag_set(d, "big pcluster without its block count");
 		return -1;
 	}
-	if (big)
-		*nblocks = first->cblkcnt;
+	*nblocks = first->cblkcnt;
 	if (((uint64_t)*nblocks << z->img->blkszbits) > (1u << 20)) {
 		kiln_diag_set(d, "pcluster of %u blocks is over 1 MiB",
 			      *nblocks);
@@ -429,6 +430,11 @@ int kiln_zmap(const struct kiln_image *img, const struct kiln_rinode *ri,
 		return -1;
 	if (!z.nlc)
 		return 0;
+	if (z.hpos + 8 > img->size || z.index_len > img->size - z.hpos - 8) {
+		kiln_diag_set(d, "index of %llu lclusters runs past the end of "
+			      "the image", (unsigned long long)z.nlc);
+		return -1;
+	}
 	z.index = z.index_len <= sizeof(small) ? small : malloc(z.index_len);
 	if (!z.index) {
 		kiln_diag_set(d, "out of memory for an index of %llu lclusters",

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""patchimg.py IMG NAME WHAT - change one inode of an image in place.
+
+NAME is an entry of the root directory. WHAT is one of:
+  giant-holes  a chunk-based file's chunks become holes of 2^40 bytes each
+               but the last, and its size grows to match: petabytes of
+               holes, still a valid image
+  huge-size    the size becomes 2^63 + 5, which no file can have
+The inode must be extended (64-bit size). The superblock is re-signed.
+"""
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from erofsimg import Image, resign  # noqa: E402
+
+CHUNK_BITS = 40
+
+
+def main():
+    path, name, what = sys.argv[1], sys.argv[2].encode(), sys.argv[3]
+    im = Image(open(path, "rb").read())
+    ino = im.inode(im.child(im.root, name)[3])
+    assert ino["ext"], "the inode must be extended"
+    if what == "giant-holes":
+        assert ino["layout"] == 4, "not chunk-based"
+        chunk = 1 << (im.blkbits + (ino["iu"] & 0x1F))
+        nchunks = (ino["size"] + chunk - 1) // chunk
+        tail = ino["size"] - (nchunks - 1) * chunk
+        unit = 8 if ino["iu"] & 0x20 else 4
+        idx = (ino["tail"] + unit - 1) // unit * unit
+        for i in range(nchunks - 1):    # all holes but the tail chunk
+            struct.pack_into("<I", im.b, idx + i * unit + unit - 4, 0xFFFFFFFF)
+        fmt = (ino["iu"] & ~0x1F) | (CHUNK_BITS - im.blkbits)
+        struct.pack_into("<I", im.b, ino["pos"] + 16, fmt)
+        size = ((nchunks - 1) << CHUNK_BITS) + tail
+    elif what == "huge-size":
+        size = (1 << 63) + 5
+    else:
+        sys.exit("patchimg.py: unknown change " + what)
+    struct.pack_into("<Q", im.b, ino["pos"] + 8, size)
+    resign(im.b)
+    open(path, "wb").write(im.b)
+
+
+main()
