@@ -1,4 +1,6 @@
 # Kiln: boot images for embedded Linux.
+#   make image [board=qemu-x86_64]     a bootable image in out/<board>/
+#   make run [board=...]               boot it in QEMU on this terminal
 #   make tools [ARCH=x86_64|aarch64]   static mkfs.erofs in out/<arch>/bin
 #   make test                          unit + integration tests (as root)
 #   make clean
@@ -8,6 +10,7 @@ OUT  := out
 
 include tools/tools.mk
 include tests/tests.mk
+include boot/boot.mk
 
 .PHONY: host-deps clean
 host-deps:

@@ -1,0 +1,55 @@
+# Boot images: `make image [board=NAME]` builds out/<board>/ from the board's
+# folder; `make run` boots it in QEMU on this terminal. Each artifact is a
+# file target with its real inputs, so a second `make image` does nothing.
+board ?= qemu-x86_64
+B     := $(OUT)/$(board)
+BCONF := board/$(board)/board.conf
+BARCH  = $(shell . ./$(BCONF) && echo $$ARCH)
+# Reproducible builds: every timestamp is this one (the last commit's time
+# unless given).
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+export SOURCE_DATE_EPOCH ROOTFS_DIR ROOTFS_OVERLAY
+
+tree_files = $(if $(1),$(shell find $(1) 2>/dev/null))
+ROOTFS_INPUTS := $(call tree_files,boot/skel board/$(board)/overlay \
+                 $(ROOTFS_OVERLAY) $(ROOTFS_DIR))
+
+.PHONY: image run
+image: $(B)/manifest.txt
+	@cat $<
+
+$(BCONF):
+	@echo "board '$(board)': no $(BCONF)" >&2; exit 1
+
+$(B)/kernel/kver: $(BCONF) boot/fetch-kernel.sh | host-deps
+	@mkdir -p $(B)
+	boot/fetch-kernel.sh $(BCONF) $(B)/kernel
+
+$(B)/busybox: configs/busybox.config boot/build-busybox.sh | host-deps
+	boot/build-busybox.sh $(BARCH) $@
+
+$(B)/tools.stamp: $(BCONF) $(wildcard tools/*/*.[ch])
+	@$(MAKE) --no-print-directory tools ARCH=$(BARCH)
+	@$(MAKE) --no-print-directory tools ARCH=x86_64
+	@touch $@
+
+$(B)/rootfs.erofs: $(BCONF) boot/mkrootfs.sh $(B)/busybox $(B)/tools.stamp \
+		$(ROOTFS_INPUTS)
+	boot/mkrootfs.sh $(BCONF) $(B)/busybox $(OUT)/$(BARCH)/bin \
+		$(OUT)/x86_64/bin/mkfs.erofs $@
+
+$(B)/initramfs.img: $(BCONF) boot/mkinitramfs.sh boot/init \
+		kmod/pick-modules.sh $(B)/busybox $(B)/kernel/kver
+	boot/mkinitramfs.sh $(BCONF) $(B)/busybox $(B)/kernel $@
+
+$(B)/disk.img: $(BCONF) boot/mkdisk.sh $(B)/rootfs.erofs
+	boot/mkdisk.sh $(BCONF) $(B)/rootfs.erofs $@
+
+$(B)/manifest.txt: boot/manifest.sh $(B)/disk.img $(B)/initramfs.img \
+		$(B)/kernel/kver
+	cp $(B)/kernel/vmlinuz $(B)/vmlinuz
+	cp $(BCONF) $(B)/board.conf
+	boot/manifest.sh $(board) $(B) > $@.tmp && mv $@.tmp $@
+
+run: image
+	qemu/run.sh $(B)

@@ -1,0 +1,35 @@
+#!/bin/sh
+# mkinitramfs.sh BOARD_CONF BUSYBOX KERNEL_DIR OUT -- the initramfs:
+# busybox, boot/init and the board's modules (kmod/pick-modules.sh), as a
+# reproducible newc cpio (sorted, owned by 0:0, mtimes $SOURCE_DATE_EPOCH),
+# compressed with $INITRAMFS_COMPRESS (zstd, the default, or lz4).
+set -eu
+CONF=$1 BUSYBOX=$2 KDIR=$3 OUT=$4
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+INITRAMFS_COMPRESS=zstd
+. "$CONF"
+: "${SOURCE_DATE_EPOCH:?SOURCE_DATE_EPOCH must be set}"
+
+T=$OUT.tree
+rm -rf "$T"
+mkdir -p "$T/bin" "$T/dev" "$T/proc" "$T/sys" "$T/newroot"
+cp "$BUSYBOX" "$T/bin/busybox"
+for a in sh mount umount mkdir sleep cat sed grep awk insmod uname dmesg \
+	tail setsid cttyhack reboot switch_root ls; do
+	ln -s busybox "$T/bin/$a"
+done
+cp "$ROOT/boot/init" "$T/init"
+chmod 0755 "$T/init"
+# shellcheck disable=SC2086 # a list of module names
+"$ROOT/kmod/pick-modules.sh" "$(cat "$KDIR/kver")" "$KDIR/tree" "$T" $MODULES
+
+case $INITRAMFS_COMPRESS in
+zstd) compress="zstd -q -19 -T1 -c" ;;
+lz4) compress="lz4 -q -l -9 -c" ;;	# -l: the legacy frame the kernel reads
+*) echo "mkinitramfs: INITRAMFS_COMPRESS=$INITRAMFS_COMPRESS: zstd or lz4" >&2; exit 1 ;;
+esac
+find "$T" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+(cd "$T" && find . -mindepth 1 | LC_ALL=C sort |
+	cpio --quiet -o -H newc -R 0:0 --reproducible) | $compress >"$OUT.tmp"
+mv "$OUT.tmp" "$OUT"
+rm -rf "$T"

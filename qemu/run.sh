@@ -1,0 +1,30 @@
+#!/bin/sh
+# run.sh DIR [CMDLINE_ARG...] -- boot out/<board>/ (DIR) in QEMU.
+#
+# Interactive by default: the serial console is this terminal (Ctrl-A X
+# quits). With SERIAL_LOG=FILE it runs headless, the console goes to FILE,
+# and it stops after TIMEOUT seconds (default 300); the exit status is
+# QEMU's, or 124 on a timeout. DISK=FILE boots another disk image than
+# DIR/disk.img. Extra arguments are added to the board's kernel command line.
+# KVM when /dev/kvm can be used, TCG otherwise.
+set -eu
+DIR=${1:?usage: run.sh DIR [CMDLINE_ARG...]}
+shift
+. "$DIR/board.conf"
+DISK=${DISK:-$DIR/disk.img}
+
+if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+	accel=kvm
+else
+	accel=tcg
+fi
+echo "qemu: $QEMU with $accel" >&2
+# shellcheck disable=SC2086 # QEMU_ARGS are words
+set -- $QEMU -accel "$accel" -kernel "$DIR/vmlinuz" \
+	-initrd "$DIR/initramfs.img" -append "$CMDLINE $*" \
+	$(echo "$QEMU_ARGS" | sed "s|@DISK@|$DISK|g") -no-reboot
+if [ -z "${SERIAL_LOG:-}" ]; then
+	exec "$@" -nographic
+fi
+timeout "${TIMEOUT:-300}" "$@" -display none -monitor none \
+	-serial "file:$SERIAL_LOG"
