@@ -7,14 +7,21 @@ BCONF := board/$(board)/board.conf
 BARCH  = $(shell . ./$(BCONF) && echo $$ARCH)
 # Reproducible builds: every timestamp is this one (the last commit's time
 # unless given).
-SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
-export SOURCE_DATE_EPOCH ROOTFS_DIR ROOTFS_OVERLAY
+# Given to the image scripts only: exported, it would reach every other
+# target (and our mkfs gives every inode that time when it is set).
+EPOCH := $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct 2>/dev/null),0)
+IMGENV = SOURCE_DATE_EPOCH=$(EPOCH) ROOTFS_DIR='$(ROOTFS_DIR)' \
+         ROOTFS_OVERLAY='$(ROOTFS_OVERLAY)'
 
 tree_files = $(if $(1),$(shell find $(1) 2>/dev/null))
 ROOTFS_INPUTS := $(call tree_files,boot/skel board/$(board)/overlay \
                  $(ROOTFS_OVERLAY) $(ROOTFS_DIR))
 
-.PHONY: image run
+.PHONY: image run FORCE
+# Rewritten only when the epoch changes: what embeds it depends on this.
+$(B)/epoch: FORCE
+	@mkdir -p $(B)
+	@echo $(EPOCH) | cmp -s - $@ || echo $(EPOCH) > $@
 image: $(B)/manifest.txt
 	@cat $<
 
@@ -33,23 +40,23 @@ $(B)/tools.stamp: $(BCONF) $(wildcard tools/*/*.[ch])
 	@$(MAKE) --no-print-directory tools ARCH=x86_64
 	@touch $@
 
-$(B)/rootfs.erofs: $(BCONF) boot/mkrootfs.sh $(B)/busybox $(B)/tools.stamp \
+$(B)/rootfs.erofs: $(B)/epoch $(BCONF) boot/mkrootfs.sh $(B)/busybox $(B)/tools.stamp \
 		$(ROOTFS_INPUTS)
-	boot/mkrootfs.sh $(BCONF) $(B)/busybox $(OUT)/$(BARCH)/bin \
+	$(IMGENV) boot/mkrootfs.sh $(BCONF) $(B)/busybox $(OUT)/$(BARCH)/bin \
 		$(OUT)/x86_64/bin/mkfs.erofs $@
 
-$(B)/initramfs.img: $(BCONF) boot/mkinitramfs.sh boot/init \
+$(B)/initramfs.img: $(B)/epoch $(BCONF) boot/mkinitramfs.sh boot/init \
 		kmod/pick-modules.sh $(B)/busybox $(B)/kernel/kver
-	boot/mkinitramfs.sh $(BCONF) $(B)/busybox $(B)/kernel $@
+	$(IMGENV) boot/mkinitramfs.sh $(BCONF) $(B)/busybox $(B)/kernel $@
 
-$(B)/disk.img: $(BCONF) boot/mkdisk.sh $(B)/rootfs.erofs
-	boot/mkdisk.sh $(BCONF) $(B)/rootfs.erofs $@
+$(B)/disk.img: $(B)/epoch $(BCONF) boot/mkdisk.sh $(B)/rootfs.erofs
+	$(IMGENV) boot/mkdisk.sh $(BCONF) $(B)/rootfs.erofs $@
 
-$(B)/manifest.txt: boot/manifest.sh $(B)/disk.img $(B)/initramfs.img \
+$(B)/manifest.txt: $(B)/epoch boot/manifest.sh $(B)/disk.img $(B)/initramfs.img \
 		$(B)/kernel/kver
 	cp $(B)/kernel/vmlinuz $(B)/vmlinuz
 	cp $(BCONF) $(B)/board.conf
-	boot/manifest.sh $(board) $(B) > $@.tmp && mv $@.tmp $@
+	$(IMGENV) boot/manifest.sh $(board) $(B) > $@.tmp && mv $@.tmp $@
 
 run: image
 	qemu/run.sh $(B)

@@ -75,5 +75,5 @@ if [ ! -x "$DEST/busybox" ]; then
 	echo "build-busybox: $ARCH busybox built in $(($(date +%s) - start))s"
 fi
 mkdir -p "$(dirname "$OUT")"
-cp -p "$DEST/busybox" "$OUT"
-cp -p "$DEST/busybox.links" "$OUT.links"	# where its applets go
+cp "$DEST/busybox" "$OUT"
+cp "$DEST/busybox.links" "$OUT.links"	# where its applets go

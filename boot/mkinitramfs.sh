@@ -14,10 +14,10 @@ T=$OUT.tree
 rm -rf "$T"
 mkdir -p "$T/bin" "$T/dev" "$T/proc" "$T/sys" "$T/newroot"
 cp "$BUSYBOX" "$T/bin/busybox"
-for a in sh mount umount mkdir sleep cat sed grep awk insmod uname dmesg \
-	tail setsid cttyhack reboot switch_root ls; do
-	ln -s busybox "$T/bin/$a"
-done
+# Every applet, all in /bin: /init and the rescue shell use what they need.
+while read -r path; do
+	ln -sf busybox "$T/bin/${path##*/}"
+done <"$BUSYBOX.links"
 cp "$ROOT/boot/init" "$T/init"
 chmod 0755 "$T/init"
 # shellcheck disable=SC2086 # a list of module names

@@ -13,10 +13,12 @@ shift
 . "$DIR/board.conf"
 DISK=${DISK:-$DIR/disk.img}
 
-if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+# KVM only when QEMU can start with it here: /dev/kvm may exist and still
+# be unusable (no permission, nested virtualisation off).
+accel=tcg
+if [ -e /dev/kvm ] && echo quit | timeout 20 $QEMU -accel kvm -M none \
+	-display none -monitor stdio -nodefaults >/dev/null 2>&1; then
 	accel=kvm
-else
-	accel=tcg
 fi
 echo "qemu: $QEMU with $accel" >&2
 # shellcheck disable=SC2086 # QEMU_ARGS are words
