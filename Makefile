@@ -6,7 +6,7 @@
 #   make clean
 ARCH ?= x86_64
 OUT  := out
-.DEFAULT_GOAL := tools
+.DEFAULT_GOAL := image
 
 include tools/tools.mk
 include tests/tests.mk
@@ -19,13 +19,16 @@ host-deps:
 clean:
 	rm -rf $(OUT)
 
-.PHONY: bench bench-mkfs bench-fsck
+.PHONY: bench bench-mkfs bench-fsck bench-boot
 # Benchmarks (slow, by hand): ANCHOR_MKFS=PATH / ANCHOR_FSCK=PATH add another
 # mkfs.erofs / fsck.erofs to the tables.
-bench: bench-mkfs bench-fsck
+bench: bench-mkfs bench-fsck bench-boot
 bench-mkfs: tools
 	@scripts/install-host-deps.sh bench
 	@bench/run.sh
 bench-fsck: tools
 	@scripts/install-host-deps.sh bench
 	@bench/fsck.sh
+bench-boot: image
+	@scripts/install-host-deps.sh bench
+	@bench/boot.sh

@@ -8,7 +8,7 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ARCH=${1:?usage: build-busybox.sh ARCH OUT}
 OUT=${2:?usage: build-busybox.sh ARCH OUT}
-CACHE=${KILN_CACHE:-$HOME/.cache/kiln}
+CACHE=$(mkdir -p "${KILN_CACHE:-$HOME/.cache/kiln}" && cd "${KILN_CACHE:-$HOME/.cache/kiln}" && pwd)	# absolute: the build changes directory
 SRC=$CACHE/src
 # Source package, version and SHA-256 of its .dsc (bookworm's Sources).
 PKG=busybox
@@ -40,7 +40,7 @@ if [ ! -x "$DEST/busybox" ]; then
 	trap 'rm -rf "$TMP"' EXIT
 	LOG=$CACHE/$ARCH/busybox.log
 	start=$(date +%s)
-	{
+	(
 		dpkg-source -x "$DSC" "$TMP/src"
 		# musl has no kernel headers: only linux/, asm/ and friends
 		# from Debian's linux-libc-dev, nothing of glibc's
@@ -67,7 +67,7 @@ if [ ! -x "$DEST/busybox" ]; then
 		make -j"$(nproc)" busybox busybox.links CC="$ROOT/scripts/musl-cc $ARCH" \
 			HOSTCC=gcc EXTRA_CFLAGS="-isystem $TMP/kh" \
 			SKIP_STRIP=n V=1
-	} >"$LOG" 2>&1 || { tail -n 30 "$LOG" >&2; die "build failed (log: $LOG)"; }
+	) >"$LOG" 2>&1 || { tail -n 30 "$LOG" >&2; die "build failed (log: $LOG)"; }
 	rm -rf "$DEST.new" && mkdir -p "$DEST.new"
 	cp "$TMP/src/busybox" "$TMP/src/busybox.links" "$TMP/src/.config" \
 		"$DEST.new/"

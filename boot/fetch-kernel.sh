@@ -6,7 +6,7 @@
 set -eu
 CONF=${1:?usage: fetch-kernel.sh BOARD_CONF DEST}
 DEST=${2:?usage: fetch-kernel.sh BOARD_CONF DEST}
-CACHE=${KILN_CACHE:-$HOME/.cache/kiln}
+CACHE=$(mkdir -p "${KILN_CACHE:-$HOME/.cache/kiln}" && cd "${KILN_CACHE:-$HOME/.cache/kiln}" && pwd)	# absolute: the build changes directory
 KERNEL_VERSION=
 . "$CONF"
 

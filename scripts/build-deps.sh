@@ -21,7 +21,7 @@ x86_64 | aarch64) ARCH=$1 ;;
 esac
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CACHE=${KILN_CACHE:-$HOME/.cache/kiln}
+CACHE=$(mkdir -p "${KILN_CACHE:-$HOME/.cache/kiln}" && cd "${KILN_CACHE:-$HOME/.cache/kiln}" && pwd)	# absolute: the build changes directory
 SRC=$CACHE/src
 MUSLCC="$ROOT/scripts/musl-cc $ARCH"
 # The host's ar may not index foreign objects; the cross binutils' always can.

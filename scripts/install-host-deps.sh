@@ -10,7 +10,7 @@ clang libclang-rt-14-dev
 kmod fdisk cpio zstd xz-utils lz4 qemu-system-x86"
 
 # `install-host-deps.sh bench` adds what the benchmarks compare against.
-[ "${1:-}" != bench ] || PKGS="$PKGS squashfs-tools debootstrap gnuplot-nox"
+[ "${1:-}" != bench ] || PKGS="$PKGS squashfs-tools debootstrap gnuplot-nox bc"
 
 [ "$(id -u)" = 0 ] || SUDO=sudo
 SUDO=${SUDO:-}
