@@ -74,7 +74,7 @@ boot_once() {
 	local d=$1 log=$1/serial.log t0 tm= ts= pid
 	rm -f "$log"
 	t0=$(now)
-	SERIAL_LOG=$log TIMEOUT=300 qemu/run.sh "$d" kiln.selftest 2>"$d/qemu.err" &
+	SERIAL_LOG=$log TIMEOUT=300 QEMU_OPTS=-snapshot qemu/run.sh "$d" kiln.selftest 2>"$d/qemu.err" &
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
 		[ -z "$tm" ] && grep -q '^kiln: slot=' "$log" 2>/dev/null && tm=$(elapsed "$t0")

@@ -58,5 +58,8 @@ $(B)/manifest.txt: $(B)/epoch boot/manifest.sh $(B)/disk.img $(B)/initramfs.img 
 	cp $(BCONF) $(B)/board.conf
 	$(IMGENV) boot/manifest.sh $(board) $(B) > $@.tmp && mv $@.tmp $@
 
+# The disk stays as built (its SHA-256 is in the manifest): QEMU writes to a
+# snapshot, dropped at exit. QEMU_OPTS= keeps what the device writes.
+QEMU_OPTS ?= -snapshot
 run: image
-	qemu/run.sh $(B)
+	QEMU_OPTS='$(QEMU_OPTS)' qemu/run.sh $(B)

@@ -42,8 +42,12 @@ for slot in 0 1; do
 	dd if="$ROOTFS" of="$OUT.tmp" bs=1M seek=$((1 + slot * ROOT_SIZE_MIB)) \
 		conv=notrunc status=none
 done
-# ext4 with fixed UUID, hash seed and time: reproducible
+# ext4 with fixed UUID, hash seed, owner and time: reproducible. mke2fs
+# would otherwise choose lazy inode-table and journal init and discarding
+# by what the host offers; fixed here, and the tables written now, so the
+# device's first mount has nothing left to zero.
 E2FSPROGS_FAKE_TIME=$SOURCE_DATE_EPOCH mke2fs -q -F -t ext4 -L data \
-	-U "$(uuid data-fs)" -E "hash_seed=$(uuid data-hash),offset=$(((1 + 2 * ROOT_SIZE_MIB) * MIB))" \
+	-U "$(uuid data-fs)" \
+	-E "hash_seed=$(uuid data-hash),offset=$(((1 + 2 * ROOT_SIZE_MIB) * MIB)),nodiscard,lazy_itable_init=0,lazy_journal_init=0,root_owner=0:0" \
 	"$OUT.tmp" "$((DATA_SIZE_MIB * 1024))k" || die "mke2fs failed"
 mv "$OUT.tmp" "$OUT"

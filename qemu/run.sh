@@ -5,7 +5,8 @@
 # quits). With SERIAL_LOG=FILE it runs headless, the console goes to FILE,
 # and it stops after TIMEOUT seconds (default 300); the exit status is
 # QEMU's, or 124 on a timeout. DISK=FILE boots another disk image than
-# DIR/disk.img. Extra arguments are added to the board's kernel command line.
+# DIR/disk.img. Extra arguments are added to the board's kernel command line;
+# QEMU_OPTS adds options to QEMU's (e.g. -snapshot: the disk stays as built).
 # KVM when /dev/kvm can be used, TCG otherwise.
 set -eu
 DIR=${1:?usage: run.sh DIR [CMDLINE_ARG...]}
@@ -24,7 +25,7 @@ echo "qemu: $QEMU with $accel" >&2
 # shellcheck disable=SC2086 # QEMU_ARGS are words
 set -- $QEMU -accel "$accel" -kernel "$DIR/vmlinuz" \
 	-initrd "$DIR/initramfs.img" -append "$CMDLINE $*" \
-	$(echo "$QEMU_ARGS" | sed "s|@DISK@|$DISK|g") -no-reboot
+	$(echo "$QEMU_ARGS" | sed "s|@DISK@|$DISK|g") -no-reboot ${QEMU_OPTS:-}
 if [ -z "${SERIAL_LOG:-}" ]; then
 	exec "$@" -nographic
 fi
