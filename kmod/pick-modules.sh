@@ -23,6 +23,9 @@ KVER=$1 SRC=$2 DEST=$3
 shift 3
 MODS=$SRC/lib/modules/$KVER
 [ -d "$MODS" ] || die "no modules for $KVER in $SRC"
+# absolute, as modprobe prints the paths it finds
+SRC=$(cd "$SRC" && pwd)
+MODS=$SRC/lib/modules/$KVER
 command -v depmod >/dev/null || die "depmod not found (Debian package kmod)"
 [ -s "$MODS/modules.dep" ] || depmod -b "$SRC" "$KVER" ||
 	die "depmod failed on $MODS"
@@ -38,6 +41,7 @@ for m in "$@"; do
 	while read -r what path _; do
 		[ "$what" = insmod ] || continue
 		rel=${path#"$MODS"/}
+		[ "$rel" != "$path" ] || die "$path: not under $MODS"
 		ko=${rel%.xz}
 		ko=${ko%.zst}
 		mkdir -p "$OUT/$(dirname "$rel")"
