@@ -22,6 +22,13 @@ ROOTFS_INPUTS := $(call tree_files,boot/skel board/$(board)/overlay \
 $(B)/epoch: FORCE
 	@mkdir -p $(B)
 	@echo $(EPOCH) | cmp -s - $@ || echo $(EPOCH) > $@
+# Likewise the trees given on the command line: a build without them, or
+# with others, must not keep a root slot made from them.
+$(B)/rootfs.vars: FORCE
+	@mkdir -p $(B)
+	@printf 'ROOTFS_DIR=%s\nROOTFS_OVERLAY=%s\n' '$(ROOTFS_DIR)' '$(ROOTFS_OVERLAY)' | \
+		cmp -s - $@ || printf 'ROOTFS_DIR=%s\nROOTFS_OVERLAY=%s\n' \
+		'$(ROOTFS_DIR)' '$(ROOTFS_OVERLAY)' > $@
 image: $(B)/manifest.txt
 	@cat $<
 
@@ -40,7 +47,7 @@ $(B)/tools.stamp: $(BCONF) $(wildcard tools/*/*.[ch])
 	@$(MAKE) --no-print-directory tools ARCH=x86_64
 	@touch $@
 
-$(B)/rootfs.erofs: $(B)/epoch $(BCONF) boot/mkrootfs.sh $(B)/busybox $(B)/tools.stamp \
+$(B)/rootfs.erofs: $(B)/epoch $(B)/rootfs.vars $(BCONF) boot/mkrootfs.sh $(B)/busybox $(B)/tools.stamp \
 		$(ROOTFS_INPUTS)
 	$(IMGENV) boot/mkrootfs.sh $(BCONF) $(B)/busybox $(OUT)/$(BARCH)/bin \
 		$(OUT)/x86_64/bin/mkfs.erofs $@

@@ -87,3 +87,32 @@ once_image_reproducible() {
 		fail "artifacts differ"
 	}
 }
+
+# ROOTFS_OVERLAY adds to the board's root; ROOTFS_DIR replaces it; a build
+# without them drops what they brought. The kernel reads each root slot.
+once_image_rootfs_trees() {
+	need_root
+	mkdir -p "$T/ov/etc" "$T/dir/etc" "$T/dir/sbin"
+	echo overlay >"$T/ov/etc/kiln-overlay"
+	echo prepared >"$T/dir/etc/kiln-prepared"
+	cp "$BOARD_OUT/busybox" "$T/dir/sbin/init" 2>/dev/null || true
+	make --no-print-directory image ROOTFS_OVERLAY="$T/ov" >"$T/make.log" 2>&1 ||
+		{ tail "$T/make.log"; fail "make image with ROOTFS_OVERLAY failed"; }
+	mount_erofs "$BOARD_OUT/rootfs.erofs" "$T/m1"
+	[ "$(cat "$T/m1/etc/kiln-overlay")" = overlay ] || fail "overlay not in the root"
+	[ -e "$T/m1/bin/busybox" ] || fail "the board's root lost busybox"
+	make --no-print-directory image ROOTFS_DIR="$T/dir" >"$T/make.log" 2>&1 ||
+		{ tail "$T/make.log"; fail "make image with ROOTFS_DIR failed"; }
+	mount_erofs "$BOARD_OUT/rootfs.erofs" "$T/m2"
+	[ "$(cat "$T/m2/etc/kiln-prepared")" = prepared ] || fail "ROOTFS_DIR not packed"
+	[ ! -e "$T/m2/bin/busybox" ] || fail "ROOTFS_DIR got the board's busybox"
+	[ -x "$T/m2/usr/bin/fsck.erofs" ] || fail "no fsck.erofs in the packed tree"
+	for d in proc sys dev run tmp data; do
+		[ -d "$T/m2/$d" ] || fail "no /$d mount point"
+	done
+	build_image
+	mount_erofs "$BOARD_OUT/rootfs.erofs" "$T/m3"
+	[ ! -e "$T/m3/etc/kiln-prepared" ] && [ ! -e "$T/m3/etc/kiln-overlay" ] ||
+		fail "a plain make image kept an earlier tree"
+	[ -e "$T/m3/bin/busybox" ] || fail "the board's root is not back"
+}
