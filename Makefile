@@ -3,6 +3,7 @@
 #   make run [board=...]               boot it in QEMU on this terminal
 #   make tools [ARCH=x86_64|aarch64]   static mkfs.erofs in out/<arch>/bin
 #   make test                          unit + integration tests (as root)
+#   make kconfig-check [KERNEL_SRC=DIR] do configs/kernel/ fragments hold?
 #   make clean
 ARCH ?= x86_64
 OUT  := out
@@ -12,7 +13,7 @@ include tools/tools.mk
 include tests/tests.mk
 include boot/boot.mk
 
-.PHONY: host-deps clean
+.PHONY: host-deps clean kconfig-check
 host-deps:
 	@scripts/install-host-deps.sh
 
@@ -32,3 +33,9 @@ bench-fsck: tools
 bench-boot: image
 	@scripts/install-host-deps.sh bench
 	@bench/boot.sh
+
+# Kernel config fragments merged into x86_64 and arm64 defconfigs of
+# KERNEL_SRC (default: Debian's linux-source-6.12): every symbol must hold.
+kconfig-check: | host-deps
+	@scripts/kconfig-check.sh x86_64 configs/kernel/erofs.config configs/kernel/qat.config
+	@scripts/kconfig-check.sh arm64 configs/kernel/erofs.config

@@ -1,0 +1,33 @@
+#!/bin/sh
+# linux-source.sh -- Debian's linux-source-6.12 tree, unpacked once into
+# $KILN_CACHE/linux-source-VERSION; prints that directory. The package's
+# version is the archive's current one unless LINUX_SOURCE_VERSION pins it.
+# The unpacked tree is only read (builds use O= directories elsewhere).
+set -eu
+CACHE=$(mkdir -p "${KILN_CACHE:-$HOME/.cache/kiln}" && cd "${KILN_CACHE:-$HOME/.cache/kiln}" && pwd)
+PKG=linux-source-6.12
+
+die() {
+	echo "linux-source: $*" >&2
+	exit 1
+}
+
+ver=${LINUX_SOURCE_VERSION:-$(apt-cache show --no-all-versions "$PKG" 2>/dev/null |
+	sed -n 's/^Version: //p' | head -n 1)}
+[ -n "$ver" ] || die "$PKG: not in the apt lists (apt-get update?)"
+DEST=$CACHE/$PKG-$ver
+if [ ! -f "$DEST/Makefile" ]; then
+	mkdir -p "$CACHE/debs"
+	deb=$CACHE/debs/${PKG}_${ver}_all.deb
+	[ -f "$deb" ] || (cd "$CACHE/debs" && apt-get download "$PKG=$ver" >/dev/null 2>&1) ||
+		die "cannot download $PKG $ver"
+	[ -f "$deb" ] || die "downloaded $PKG $ver, but not as $deb"
+	rm -rf "$DEST.new" && mkdir -p "$DEST.new"
+	dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards './usr/src/linux-source-*.tar.xz' |
+		xz -dc -T0 | tar -x -C "$DEST.new" --strip-components=1 ||
+		die "cannot unpack $deb"
+	[ -f "$DEST.new/Makefile" ] || die "$deb: no kernel tree inside"
+	rm -rf "$DEST"
+	mv "$DEST.new" "$DEST"
+fi
+echo "$DEST"
