@@ -35,6 +35,14 @@ image: $(B)/manifest.txt
 $(BCONF):
 	@echo "board '$(board)': no $(BCONF)" >&2; exit 1
 
+# KERNEL=debian (default): Debian's kernel package, unpacked. KERNEL=own:
+# the kernel `make kernel` built from source with Kiln's fragments.
+KERNEL ?= debian
+KDIR = $(if $(filter own,$(KERNEL)),$(B)/own-kernel,$(B)/kernel)
+$(B)/kernel.vars: FORCE
+	@mkdir -p $(B)
+	@echo 'KERNEL=$(KERNEL)' | cmp -s - $@ || echo 'KERNEL=$(KERNEL)' > $@
+
 $(B)/kernel/kver: $(BCONF) boot/fetch-kernel.sh | host-deps
 	@mkdir -p $(B)
 	boot/fetch-kernel.sh $(BCONF) $(B)/kernel
@@ -53,20 +61,29 @@ $(B)/rootfs.erofs: $(B)/epoch $(B)/rootfs.vars $(BCONF) boot/mkrootfs.sh $(B)/bu
 		$(OUT)/x86_64/bin/mkfs.erofs $@
 
 $(B)/initramfs.img: $(B)/epoch $(BCONF) boot/mkinitramfs.sh boot/init \
-		kmod/pick-modules.sh $(B)/busybox $(B)/kernel/kver
-	$(IMGENV) boot/mkinitramfs.sh $(BCONF) $(B)/busybox $(B)/kernel $@
+		kmod/pick-modules.sh $(B)/busybox $(KDIR)/kver $(B)/kernel.vars
+	$(IMGENV) boot/mkinitramfs.sh $(BCONF) $(B)/busybox $(KDIR) $@
 
 $(B)/disk.img: $(B)/epoch $(BCONF) boot/mkdisk.sh $(B)/rootfs.erofs
 	$(IMGENV) boot/mkdisk.sh $(BCONF) $(B)/rootfs.erofs $@
 
 $(B)/manifest.txt: $(B)/epoch boot/manifest.sh $(B)/disk.img $(B)/initramfs.img \
-		$(B)/kernel/kver
-	cp $(B)/kernel/vmlinuz $(B)/vmlinuz
+		$(KDIR)/kver $(B)/kernel.vars
+	cp $(KDIR)/vmlinuz $(B)/vmlinuz
 	cp $(BCONF) $(B)/board.conf
-	$(IMGENV) boot/manifest.sh $(board) $(B) > $@.tmp && mv $@.tmp $@
+	$(IMGENV) boot/manifest.sh $(board) $(B) $(KDIR) > $@.tmp && mv $@.tmp $@
 
 # The disk stays as built (its SHA-256 is in the manifest): QEMU writes to a
 # snapshot, dropped at exit. QEMU_OPTS= keeps what the device writes.
 QEMU_OPTS ?= -snapshot
 run: image
 	QEMU_OPTS='$(QEMU_OPTS)' qemu/run.sh $(B)
+
+# A kernel from source (Debian's linux-source-6.12 or KERNEL_SRC) with
+# configs/kernel/erofs.config and the board's KERNEL_FRAGMENTS; long: see
+# README. `make image KERNEL=own` then boots it.
+.PHONY: kernel
+kernel: | host-deps
+	$(IMGENV) boot/build-kernel.sh $(BCONF) $(B)/own-kernel
+$(B)/own-kernel/kver:
+	@echo "KERNEL=own: no kernel built yet; run make kernel board=$(board)" >&2; exit 1

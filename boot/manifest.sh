@@ -1,15 +1,15 @@
 #!/bin/sh
-# manifest.sh BOARD DIR -- what went into a board's image: versions and the
-# SHA-256 of each artifact, one "key value" line each.
+# manifest.sh BOARD DIR KERNEL_DIR -- what went into a board's image:
+# versions and the SHA-256 of each artifact, one "key value" line each.
 set -eu
-BOARD=$1 DIR=$2
+BOARD=$1 DIR=$2 KDIR=$3
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 echo "board $BOARD"
 echo "kiln $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
 echo "source-date-epoch $SOURCE_DATE_EPOCH"
-echo "kernel-package $(cut -d' ' -f1,2 "$DIR/kernel/package")"
-echo "kernel-deb-sha256 $(cut -d' ' -f3 "$DIR/kernel/package")"
-echo "kernel-release $(cat "$DIR/kernel/kver")"
+echo "kernel-package $(cut -d' ' -f1,2 "$KDIR/package")"
+echo "kernel-deb-sha256 $(cut -d' ' -f3 "$KDIR/package")"
+echo "kernel-release $(cat "$KDIR/kver")"
 echo "busybox $(grep -a -o 'BusyBox v[0-9.]*' "$DIR/busybox" | head -n 1)"
 for f in vmlinuz initramfs.img rootfs.erofs disk.img; do
 	echo "sha256 $(sha256sum "$DIR/$f" | cut -d' ' -f1) $f $(stat -c %s "$DIR/$f")"
