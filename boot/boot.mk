@@ -38,7 +38,9 @@ $(BCONF):
 # KERNEL=debian (default): Debian's kernel package, unpacked. KERNEL=own:
 # the kernel `make kernel` built from source with Kiln's fragments.
 KERNEL ?= debian
-KDIR = $(if $(filter own,$(KERNEL)),$(B)/own-kernel,$(B)/kernel)
+# (kept out of out/<board>/, which a clean image build may remove)
+OWNK := $(OUT)/kernel/$(board)
+KDIR = $(if $(filter own,$(KERNEL)),$(OWNK),$(B)/kernel)
 $(B)/kernel.vars: FORCE
 	@mkdir -p $(B)
 	@echo 'KERNEL=$(KERNEL)' | cmp -s - $@ || echo 'KERNEL=$(KERNEL)' > $@
@@ -84,6 +86,6 @@ run: image
 # README. `make image KERNEL=own` then boots it.
 .PHONY: kernel
 kernel: | host-deps
-	$(IMGENV) boot/build-kernel.sh $(BCONF) $(B)/own-kernel
-$(B)/own-kernel/kver:
+	$(IMGENV) boot/build-kernel.sh $(BCONF) $(OWNK)
+$(OWNK)/kver:
 	@echo "KERNEL=own: no kernel built yet; run make kernel board=$(board)" >&2; exit 1
