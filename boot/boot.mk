@@ -18,17 +18,14 @@ ROOTFS_INPUTS := $(call tree_files,boot/skel board/$(board)/overlay \
                  $(ROOTFS_OVERLAY) $(ROOTFS_DIR))
 
 .PHONY: image run FORCE
-# Rewritten only when the epoch changes: what embeds it depends on this.
+# Settings that are not files, kept in files rewritten only when they
+# change: what a setting shapes depends on its file, so changing it (or
+# dropping it) rebuilds that, and nothing else.
+settings_file = @mkdir -p $(dir $@); echo '$(1)' | cmp -s - $@ || echo '$(1)' > $@
 $(B)/epoch: FORCE
-	@mkdir -p $(B)
-	@echo $(EPOCH) | cmp -s - $@ || echo $(EPOCH) > $@
-# Likewise the trees given on the command line: a build without them, or
-# with others, must not keep a root slot made from them.
+	$(call settings_file,$(EPOCH))
 $(B)/rootfs.vars: FORCE
-	@mkdir -p $(B)
-	@printf 'ROOTFS_DIR=%s\nROOTFS_OVERLAY=%s\n' '$(ROOTFS_DIR)' '$(ROOTFS_OVERLAY)' | \
-		cmp -s - $@ || printf 'ROOTFS_DIR=%s\nROOTFS_OVERLAY=%s\n' \
-		'$(ROOTFS_DIR)' '$(ROOTFS_OVERLAY)' > $@
+	$(call settings_file,ROOTFS_DIR=$(ROOTFS_DIR) ROOTFS_OVERLAY=$(ROOTFS_OVERLAY))
 image: $(B)/manifest.txt
 	@cat $<
 
@@ -42,8 +39,7 @@ KERNEL ?= debian
 OWNK := $(OUT)/kernel/$(board)
 KDIR = $(if $(filter own,$(KERNEL)),$(OWNK),$(B)/kernel)
 $(B)/kernel.vars: FORCE
-	@mkdir -p $(B)
-	@echo 'KERNEL=$(KERNEL)' | cmp -s - $@ || echo 'KERNEL=$(KERNEL)' > $@
+	$(call settings_file,KERNEL=$(KERNEL))
 
 $(B)/kernel/kver: $(BCONF) boot/fetch-kernel.sh | host-deps
 	@mkdir -p $(B)
