@@ -32,6 +32,8 @@ for f in $KERNEL_FRAGMENTS; do frags="$frags $ROOT/$f"; done
 
 mkdir -p "$DEST.build"
 O=$(cd "$DEST.build" && pwd)
+# absolute: the kernel's make runs in $O, where a relative DEST would land
+DEST=$(cd "$(dirname "$DEST")" && pwd)/$(basename "$DEST")
 LOG=$O/build.log
 # the build's stamps (uname -v, /proc/version) from the epoch, not the clock
 export KBUILD_BUILD_TIMESTAMP="@$SOURCE_DATE_EPOCH" KBUILD_BUILD_USER=kiln \
