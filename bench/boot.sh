@@ -61,7 +61,7 @@ variant() {
 	local t_root; t_root=$(elapsed "$t")
 	t=$(now)
 	boot/mkinitramfs.sh "$d/board.conf" "$SRC/busybox" "$SRC/kernel" \
-		"$d/initramfs.img" >/dev/null
+		"$SRC/firmware" "$d/initramfs.img" >/dev/null
 	local t_init; t_init=$(elapsed "$t")
 	t=$(now)
 	boot/mkdisk.sh "$d/board.conf" "$d/rootfs.erofs" "$d/disk.img"

@@ -45,6 +45,9 @@ $(B)/kernel/kver: $(BCONF) boot/fetch-kernel.sh | host-deps
 	@mkdir -p $(B)
 	boot/fetch-kernel.sh $(BCONF) $(B)/kernel
 
+$(B)/firmware/package: $(BCONF) kmod/fetch-firmware.sh | host-deps
+	kmod/fetch-firmware.sh $(BCONF) $(B)/firmware
+
 $(B)/busybox: configs/busybox.config boot/build-busybox.sh | host-deps
 	boot/build-busybox.sh $(BARCH) $@
 
@@ -59,8 +62,9 @@ $(B)/rootfs.erofs: $(B)/epoch $(B)/rootfs.vars $(BCONF) boot/mkrootfs.sh $(B)/bu
 		$(OUT)/x86_64/bin/mkfs.erofs $@
 
 $(B)/initramfs.img: $(B)/epoch $(BCONF) boot/mkinitramfs.sh boot/init \
-		kmod/pick-modules.sh $(B)/busybox $(KDIR)/kver $(B)/kernel.vars
-	$(IMGENV) boot/mkinitramfs.sh $(BCONF) $(B)/busybox $(KDIR) $@
+		kmod/pick-modules.sh kmod/pick-firmware.sh $(B)/busybox $(KDIR)/kver \
+		$(B)/kernel.vars $(B)/firmware/package
+	$(IMGENV) boot/mkinitramfs.sh $(BCONF) $(B)/busybox $(KDIR) $(B)/firmware $@
 
 $(B)/disk.img: $(B)/epoch $(BCONF) boot/mkdisk.sh $(B)/rootfs.erofs
 	$(IMGENV) boot/mkdisk.sh $(BCONF) $(B)/rootfs.erofs $@

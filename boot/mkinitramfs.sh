@@ -1,12 +1,14 @@
 #!/bin/sh
-# mkinitramfs.sh BOARD_CONF BUSYBOX KERNEL_DIR OUT -- the initramfs:
-# busybox, boot/init and the board's modules (kmod/pick-modules.sh), as a
+# mkinitramfs.sh BOARD_CONF BUSYBOX KERNEL_DIR FIRMWARE_DIR OUT -- the
+# initramfs: busybox, boot/init, the board's modules (kmod/pick-modules.sh)
+# and their firmware (kmod/pick-firmware.sh; the list goes to OUT.firmware,
+# for the manifest), as a
 # reproducible newc cpio (sorted, owned by 0:0, mtimes $SOURCE_DATE_EPOCH),
 # compressed with $INITRAMFS_COMPRESS (zstd, the default, or lz4).
 set -eu
-CONF=$1 BUSYBOX=$2 KDIR=$3 OUT=$4
+CONF=$1 BUSYBOX=$2 KDIR=$3 FWDIR=$4 OUT=$5
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-INITRAMFS_COMPRESS=zstd
+INITRAMFS_COMPRESS=zstd FIRMWARE_PKGS= MODULES_OPTIONAL=
 . "$CONF"
 : "${SOURCE_DATE_EPOCH:?SOURCE_DATE_EPOCH must be set}"
 
@@ -21,7 +23,14 @@ done <"$BUSYBOX.links"
 cp "$ROOT/boot/init" "$T/init"
 chmod 0755 "$T/init"
 # shellcheck disable=SC2086 # a list of module names
-"$ROOT/kmod/pick-modules.sh" "$(cat "$KDIR/kver")" "$KDIR/tree" "$T" $MODULES
+"$ROOT/kmod/pick-modules.sh" "$(cat "$KDIR/kver")" "$KDIR/tree" "$T" $MODULES \
+	--optional $MODULES_OPTIONAL
+"$ROOT/kmod/pick-firmware.sh" "$(cat "$KDIR/kver")" "$FWDIR/tree" "$T" |
+	LC_ALL=C sort >"$OUT.firmware.tmp"
+if grep -q '^firmware-missing' "$OUT.firmware.tmp"; then
+	echo "mkinitramfs: warning: firmware not in ${FIRMWARE_PKGS:-any package}:" \
+		"$(awk '$1 == "firmware-missing" { printf " %s", $2 }' "$OUT.firmware.tmp")" >&2
+fi
 
 case $INITRAMFS_COMPRESS in
 zstd) compress="zstd -q -19 -T1 -c" ;;
@@ -31,5 +40,6 @@ esac
 find "$T" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 (cd "$T" && find . -mindepth 1 | LC_ALL=C sort |
 	cpio --quiet -o -H newc -R 0:0 --reproducible) | $compress >"$OUT.tmp"
+mv "$OUT.firmware.tmp" "$OUT.firmware"
 mv "$OUT.tmp" "$OUT"
 rm -rf "$T"

@@ -1,7 +1,8 @@
 #!/bin/sh
-# pick-modules.sh KVER SRCROOT DESTROOT MODULE... -- copy kernel modules
-# for an initramfs.
+# pick-modules.sh KVER SRCROOT DESTROOT MODULE... [--optional MODULE...]
+# -- copy kernel modules for an initramfs.
 #
+# Modules after --optional may be missing from the kernel: a warning then.
 # SRCROOT holds a kernel's modules (SRCROOT/lib/modules/KVER, e.g. a kernel
 # .deb unpacked). Each MODULE is copied to DESTROOT with everything it needs:
 # its hard dependencies and its soft ones (Debian's erofs.ko asks for crc32c
@@ -34,10 +35,15 @@ OUT=$DEST/lib/modules/$KVER
 mkdir -p "$OUT"
 LIST=$(mktemp)
 trap 'rm -f "$LIST"' EXIT
+optional=false
 for m in "$@"; do
+	[ "$m" != --optional ] || { optional=true; continue; }
 	# "insmod PATH" per module to load, "builtin NAME" for built-in ones
-	modprobe -d "$SRC" -S "$KVER" --show-depends "$m" >"$LIST" 2>/dev/null ||
-		die "module $m does not exist in $KVER"
+	if ! modprobe -d "$SRC" -S "$KVER" --show-depends "$m" >"$LIST" 2>/dev/null; then
+		$optional || die "module $m does not exist in $KVER"
+		echo "pick-modules: warning: $KVER has no module $m (skipped)" >&2
+		continue
+	fi
 	while read -r what path _; do
 		[ "$what" = insmod ] || continue
 		rel=${path#"$MODS"/}
