@@ -35,7 +35,14 @@ bench-boot: image
 	@bench/boot.sh
 
 # Kernel config fragments merged into x86_64 and arm64 defconfigs of
-# KERNEL_SRC (default: Debian's linux-source-6.12): every symbol must hold.
+# KERNEL_SRC (default: Debian's linux-source-6.12): every symbol must hold;
+# then each board's own KERNEL_FRAGMENTS on its architecture.
 kconfig-check: | host-deps
 	@scripts/kconfig-check.sh x86_64 configs/kernel/erofs.config configs/kernel/qat.config
 	@scripts/kconfig-check.sh arm64 configs/kernel/erofs.config
+	@for c in board/*/board.conf; do \
+	  frags=$$(. ./$$c && echo $$KERNEL_FRAGMENTS); [ -n "$$frags" ] || continue; \
+	  arch=$$(. ./$$c && echo $$ARCH | sed 's/aarch64/arm64/'); \
+	  echo "board $$(basename $$(dirname $$c)):"; \
+	  scripts/kconfig-check.sh $$arch configs/kernel/erofs.config $$frags || exit 1; \
+	done

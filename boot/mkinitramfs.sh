@@ -29,7 +29,7 @@ chmod 0755 "$T/init"
 	LC_ALL=C sort >"$OUT.firmware.tmp"
 if grep -q '^firmware-missing' "$OUT.firmware.tmp"; then
 	echo "mkinitramfs: warning: firmware not in ${FIRMWARE_PKGS:-any package}:" \
-		"$(awk '$1 == "firmware-missing" { printf " %s", $2 }' "$OUT.firmware.tmp")" >&2
+		"$(awk '$1 == "firmware-missing" { print $2 }' "$OUT.firmware.tmp" | tr "\n" " ")" >&2
 fi
 
 case $INITRAMFS_COMPRESS in
