@@ -17,6 +17,7 @@ FIRMWARE_PKGS=
 
 die() {
 	echo "fetch-firmware: $*" >&2
+	rm -rf "$DEST.new"
 	exit 1
 }
 
@@ -46,9 +47,15 @@ if [ -n "$FIRMWARE_PKGS" ]; then
 	# is picked up, a warm cache costs nothing
 	if [ -z "$(find "$A/lists" -name '*_Packages' -mtime -1 2>/dev/null)" ] ||
 		! cmp -s "$A/sources.list" "$A/sources.used"; then
-		apt_ update >"$A/update.log" 2>&1 ||
+		if apt_ update >"$A/update.log" 2>&1; then
+			cp "$A/sources.list" "$A/sources.used"
+		elif cmp -s "$A/sources.list" "$A/sources.used"; then
+			# offline with lists for these sources: build from them
+			echo "fetch-firmware: warning: apt-get update failed; using the lists of" \
+				"$(date -r "$A/sources.used" +%F) (log: $A/update.log)" >&2
+		else
 			die "apt-get update for non-free-firmware failed (log: $A/update.log)"
-		cp "$A/sources.list" "$A/sources.used"
+		fi
 	fi
 	for p in $FIRMWARE_PKGS; do
 		name=${p%/*} suite=${p#*/}

@@ -99,3 +99,18 @@ once_boot_x86_qat_fallback() {
 	grep -q 'decompression:' "$T/serial.txt" && fail "kiln.accel=off still tried"
 	grep -x 'KILN-SELFTEST PASS' "$T/serial.txt" || fail "self-test did not pass with accel off"
 }
+
+# a firmware package the archive does not have: one clear line, exit 1,
+# nothing left where the firmware tree would be
+once_qat_firmware_unknown_package() {
+	cp board/x86-qat/board.conf "$T/board.conf"
+	echo 'FIRMWARE_PKGS="firmware-no-such-thing/bookworm"' >>"$T/board.conf"
+	local rc=0
+	KILN_CACHE=$T/cache kmod/fetch-firmware.sh "$T/board.conf" "$T/fw" 2>"$T/err" || rc=$?
+	cat "$T/err"
+	[ "$rc" = 1 ] || fail "exit $rc, not 1"
+	[ "$(wc -l <"$T/err")" = 1 ] || fail "not one line"
+	grep -qx "fetch-firmware: firmware-no-such-thing: not in Debian's bookworm non-free-firmware" "$T/err" ||
+		fail "unclear message"
+	[ ! -e "$T/fw" ] && [ ! -e "$T/fw.new" ] || fail "a firmware tree was left"
+}
