@@ -1,10 +1,10 @@
 #!/bin/sh
 # mkinitramfs.sh BOARD_CONF BUSYBOX KERNEL_DIR FIRMWARE_DIR OUT -- the
 # initramfs: busybox, boot/init, the board's modules (kmod/pick-modules.sh)
-# and their firmware (kmod/pick-firmware.sh; the list goes to OUT.firmware,
-# for the manifest), as a
-# reproducible newc cpio (sorted, owned by 0:0, mtimes $SOURCE_DATE_EPOCH),
-# compressed with $INITRAMFS_COMPRESS (zstd, the default, or lz4).
+# and their firmware (kmod/pick-firmware.sh; what it found and missed goes
+# to OUT.firmware, for the manifest), as a reproducible newc cpio (sorted,
+# owned by 0:0, mtimes $SOURCE_DATE_EPOCH), compressed with
+# $INITRAMFS_COMPRESS (zstd, the default, or lz4).
 set -eu
 CONF=$1 BUSYBOX=$2 KDIR=$3 FWDIR=$4 OUT=$5
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,8 +25,9 @@ chmod 0755 "$T/init"
 # shellcheck disable=SC2086 # a list of module names
 "$ROOT/kmod/pick-modules.sh" "$(cat "$KDIR/kver")" "$KDIR/tree" "$T" $MODULES \
 	--optional $MODULES_OPTIONAL
-"$ROOT/kmod/pick-firmware.sh" "$(cat "$KDIR/kver")" "$FWDIR/tree" "$T" |
-	LC_ALL=C sort >"$OUT.firmware.tmp"
+"$ROOT/kmod/pick-firmware.sh" "$(cat "$KDIR/kver")" "$FWDIR/tree" "$T" \
+	>"$OUT.firmware.tmp"
+LC_ALL=C sort -o "$OUT.firmware.tmp" "$OUT.firmware.tmp"
 if grep -q '^firmware-missing' "$OUT.firmware.tmp"; then
 	echo "mkinitramfs: warning: firmware not in ${FIRMWARE_PKGS:-any package}:" \
 		"$(awk '$1 == "firmware-missing" { print $2 }' "$OUT.firmware.tmp" | tr "\n" " ")" >&2
