@@ -705,12 +705,33 @@ static void check_links(struct fsck *f)
 	}
 }
 
+/*
+ * The node table sized once for the inode count the superblock gives:
+ * growing it by doubling rehashed every node several times and touched
+ * twice the memory. The count is only a hint (an image may lie): it is
+ * bounded by the most inodes the image could hold, and the table still
+ * grows if the walk finds more.
+ */
+static void size_nodes(struct fsck *f)
+{
+	uint64_t want = f->img.sb.inos, most = f->img.size / EROFS_INODE_COMPACT_SIZE;
+	size_t cap = 1024;
+
+	if (want > most)
+		want = most;
+	while (cap < (1u << 20) && cap < 2 * want + 2)
+		cap *= 2;
+	f->nodes_cap = cap;
+	f->nodes = xcalloc(cap, sizeof(*f->nodes));
+}
+
 int fsck_walk(struct fsck *f)
 {
 	uint64_t root = f->img.sb.root_nid;
 	struct fsck_node *n;
 
 	pthread_mutex_init(&f->lock, NULL);
+	size_nodes(f);
 	if (kiln_wq_start(&f->wq, f->o->workers, worker_init, worker_exit, f))
 		return -1;
 	pthread_mutex_lock(&f->lock);
