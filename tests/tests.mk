@@ -8,6 +8,8 @@ $(OUT)/asan/tests/%: tests/unit/%.c tests/unit/check.h $(OUT)/asan/lib/libkiln.a
 	@mkdir -p $(dir $@)
 	$(Q)gcc $(ASAN_FLAGS) -Itools/lib $< $(OUT)/asan/lib/libkiln.a -o $@ $(ASAN_LDFLAGS)
 
+$(OUT)/asan/tests/test_memcpy: tools/musl/memcpy.c
+
 # The fsck fuzz target (libFuzzer, clang): run for a bounded time by
 # tests/integration/fsck.sh, `make fuzz FUZZ_TIME=600` for longer.
 FUZZ_SRCS := tests/fuzz/fuzz_fsck.c $(LIB_SRCS) tools/fsck/walk.c \

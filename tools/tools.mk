@@ -33,12 +33,15 @@ endef
 Q ?= @
 MUSL_CC    := scripts/musl-cc $(ARCH)
 REL_CFLAGS := $(CSTD) $(WARN) -O2 -g -I$(SYSROOT)/include
-REL_LDFLAGS = -static -L$(SYSROOT)/lib $(DEPLIBS)
+REL_LDFLAGS = -static -Wl,--wrap=memcpy -L$(SYSROOT)/lib $(DEPLIBS)
 ASAN_FLAGS := $(CSTD) $(WARN) -O1 -g -fno-omit-frame-pointer \
               -fsanitize=address,undefined -fno-sanitize-recover=all
 ASAN_LDFLAGS := -fsanitize=address,undefined $(DEPLIBS)
 
 $(eval $(call tool_build,$(OUT)/$(ARCH),$(MUSL_CC),$(REL_CFLAGS),$(REL_LDFLAGS)))
+# musl's memcpy is slow on short copies (tools/musl/memcpy.c): the release
+# binaries take theirs; the sanitizer build keeps glibc's, which ASan checks.
+$(PROGRAMS:%=$(OUT)/$(ARCH)/bin/%): $(OUT)/$(ARCH)/obj/tools/musl/memcpy.o
 ifneq ($(ARCH),asan)
 $(eval $(call tool_build,$(OUT)/asan,gcc,$(ASAN_FLAGS),$(ASAN_LDFLAGS)))
 endif
