@@ -2,7 +2,8 @@
 # make bench (second part): fsck.erofs check and --extract times on the
 # bench corpora, next to Debian's fsck.erofs 1.5, unsquashfs, cp -a and any
 # ANCHOR_FSCK=PATH (e.g. a hand-built erofs-utils 1.9.3). Writes
-# bench/results/fsck.md. A benchmark, never a test.
+# $RESULTS/fsck.md (default bench/results; e.g. RESULTS=/tmp/r for a run over
+# some CORPORA and FSCK_ALGS only). A benchmark, never a test.
 #
 # Like with like: Kiln's plain check decompresses every pcluster; erofs-utils
 # decompresses nothing without --extract, and with --extract and no DIR it
@@ -10,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH=out/bench
-RESULTS=bench/results
+RESULTS=${RESULTS:-bench/results}
 MKFS=$PWD/out/x86_64/bin/mkfs.erofs
 FSCK=$PWD/out/x86_64/bin/fsck.erofs
 REPEAT=${REPEAT:-3}
