@@ -12,7 +12,7 @@ $(OUT)/asan/tests/test_memcpy: tools/musl/memcpy.c
 
 # The fsck fuzz target (libFuzzer, clang): run for a bounded time by
 # tests/integration/fsck.sh, `make fuzz FUZZ_TIME=600` for longer.
-FUZZ_SRCS := tests/fuzz/fuzz_fsck.c $(LIB_SRCS) tools/fsck/walk.c \
+FUZZ_SRCS := tests/fuzz/fuzz_fsck.c $(LIB_SRCS) tools/fsck/walk.c tools/fsck/nodes.c \
              tools/fsck/extract.c
 $(OUT)/fuzz/fuzz_fsck: $(FUZZ_SRCS) $(wildcard tools/lib/*.h tools/fsck/*.h)
 	@mkdir -p $(dir $@)

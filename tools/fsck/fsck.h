@@ -87,6 +87,11 @@ struct fsck_worker {
 };
 
 /* walk.c */
+/* nodes.c: the node for nid, added if new (f->lock held) */
+struct fsck_node *fsck_node(struct fsck *f, uint64_t nid);
+void fsck_size_nodes(struct fsck *f);
+void fsck_check_links(struct fsck *f);
+
 int fsck_walk(struct fsck *f);
 void fsck_free(struct fsck *f);
 void fsck_error(struct fsck *f, const char *path, const char *fmt, ...)

@@ -37,34 +37,6 @@ void fsck_error(struct fsck *f, const char *path, const char *fmt, ...)
 	pthread_mutex_unlock(&f->lock);
 }
 
-/* The node for nid, added if new; call with the lock held. */
-static struct fsck_node *node(struct fsck *f, uint64_t nid)
-{
-	size_t i;
-
-	if (2 * (f->nodes_nr + 1) > f->nodes_cap) {
-		struct fsck_node *old = f->nodes;
-		size_t oldcap = f->nodes_cap;
-
-		f->nodes_cap = oldcap ? 2 * oldcap : 1024;
-		f->nodes = xcalloc(f->nodes_cap, sizeof(*f->nodes));
-		f->nodes_nr = 0;
-		for (i = 0; i < oldcap; i++)
-			if (old[i].used)
-				*node(f, old[i].nid) = old[i];
-		free(old);
-	}
-	/* Fibonacci hashing: the high bits of the product are well mixed */
-	i = (size_t)((nid * 0x9E3779B97F4A7C15ull) >> 32) & (f->nodes_cap - 1);
-	while (f->nodes[i].used && f->nodes[i].nid != nid)
-		i = (i + 1) & (f->nodes_cap - 1);
-	if (!f->nodes[i].used) {
-		f->nodes[i] = (struct fsck_node){ .nid = nid, .used = true };
-		f->nodes_nr++;
-	}
-	return &f->nodes[i];
-}
-
 static const char *rel(const char *path)
 {
 	return path[1] ? path + 1 : "";	/* "/a/b" -> "a/b", "/" -> "" */
@@ -267,7 +239,7 @@ static int dirent_cb(void *arg, const char *name, size_t len, uint64_t nid,
 		return 0;
 	}
 	pthread_mutex_lock(&f->lock);
-	n = node(f, nid);
+	n = fsck_node(f, nid);
 	n->refs++;
 	first = !n->path;
 	if (ftype == EROFS_FT_DIR)
@@ -345,7 +317,7 @@ static void check_dir(struct fsck *f, struct fsck_worker *wk,
 		close(w.dfd);
 	free(data);
 	pthread_mutex_lock(&f->lock);
-	node(f, j->nid)->subdirs = w.subdirs;
+	fsck_node(f, j->nid)->subdirs = w.subdirs;
 	f->dirs_seen++;
 	f->logical += ri.size;
 	if (made) {	/* its metadata goes on after its children */
@@ -656,7 +628,7 @@ static void worker_exit(void *ctx)
 
 	pthread_mutex_lock(&f->lock);
 	for (size_t i = 0; i < w->nnl; i++) {
-		struct fsck_node *n = node(f, w->nl[i].nid);
+		struct fsck_node *n = fsck_node(f, w->nl[i].nid);
 
 		n->nlink = w->nl[i].nlink;
 		n->loaded = true;
@@ -673,69 +645,17 @@ static void worker_exit(void *ctx)
 	free(w);
 }
 
-static const char *name_of(const struct fsck_node *n)
-{
-	if (!n->path)
-		return "?";
-	return n->alt && strcmp(n->alt, n->path) < 0 ? n->alt : n->path;
-}
-
-/*
- * Link counts, once every entry has been seen. A directory's nlink of 1
- * means "not counted", as some filesystems and tools write it.
- */
-static void check_links(struct fsck *f)
-{
-	for (size_t i = 0; i < f->nodes_cap; i++) {
-		struct fsck_node *n = &f->nodes[i];
-		uint32_t want;
-
-		if (!n->used || !n->loaded)
-			continue;
-		if (n->is_dir && n->refs > 1)
-			fsck_error(f, name_of(n), "directory nid %llu is "
-				   "reached %u times (a loop or a hard-linked "
-				   "directory)", (unsigned long long)n->nid,
-				   n->refs);
-		want = n->is_dir ? n->subdirs + 2 : n->refs;
-		if (n->nlink != want && !(n->is_dir && n->nlink == 1))
-			fsck_error(f, name_of(n), "nid %llu: link "
-				   "count %u, but %u found",
-				   (unsigned long long)n->nid, n->nlink, want);
-	}
-}
-
-/*
- * The node table sized once for the inode count the superblock gives:
- * growing it by doubling rehashed every node several times and touched
- * twice the memory. The count is only a hint (an image may lie): it is
- * bounded by the most inodes the image could hold, and the table still
- * grows if the walk finds more.
- */
-static void size_nodes(struct fsck *f)
-{
-	uint64_t want = f->img.sb.inos, most = f->img.size / EROFS_INODE_COMPACT_SIZE;
-	size_t cap = 1024;
-
-	if (want > most)
-		want = most;
-	while (cap < (1u << 20) && cap < 2 * want + 2)
-		cap *= 2;
-	f->nodes_cap = cap;
-	f->nodes = xcalloc(cap, sizeof(*f->nodes));
-}
-
 int fsck_walk(struct fsck *f)
 {
 	uint64_t root = f->img.sb.root_nid;
 	struct fsck_node *n;
 
 	pthread_mutex_init(&f->lock, NULL);
-	size_nodes(f);
+	fsck_size_nodes(f);
 	if (kiln_wq_start(&f->wq, f->o->workers, worker_init, worker_exit, f))
 		return -1;
 	pthread_mutex_lock(&f->lock);
-	n = node(f, root);
+	n = fsck_node(f, root);
 	n->is_dir = true;
 	n->refs = 1;		/* the mount reaches it: an entry is a loop */
 	n->path = xstrdup("/");
@@ -743,7 +663,7 @@ int fsck_walk(struct fsck *f)
 	pthread_mutex_unlock(&f->lock);
 	kiln_wq_drain(&f->wq);
 	kiln_wq_stop(&f->wq);
-	check_links(f);
+	fsck_check_links(f);
 	return 0;
 }
 
