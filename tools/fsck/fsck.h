@@ -86,12 +86,13 @@ struct fsck_worker {
 	size_t nnl, nl_cap;
 };
 
-/* walk.c */
-/* nodes.c: the node for nid, added if new (f->lock held) */
+/* nodes.c: the node for nid, added if new (f->lock held); the table sized
+ * from the superblock; link counts and loops once the walk is done */
 struct fsck_node *fsck_node(struct fsck *f, uint64_t nid);
 void fsck_size_nodes(struct fsck *f);
 void fsck_check_links(struct fsck *f);
 
+/* walk.c */
 int fsck_walk(struct fsck *f);
 void fsck_free(struct fsck *f);
 void fsck_error(struct fsck *f, const char *path, const char *fmt, ...)
