@@ -14,7 +14,7 @@ $(OUT)/asan/tests/test_memcpy: tools/musl/memcpy.c
 # tests/integration/fsck.sh, `make fuzz FUZZ_TIME=600` for longer.
 FUZZ_SRCS := tests/fuzz/fuzz_fsck.c $(LIB_SRCS) tools/fsck/walk.c tools/fsck/nodes.c \
              tools/fsck/extract.c
-$(OUT)/fuzz/fuzz_fsck: $(FUZZ_SRCS) $(wildcard tools/lib/*.h tools/fsck/*.h)
+$(OUT)/fuzz/fuzz_fsck: $(FUZZ_SRCS) $(LIB_HDRS) $(wildcard tools/fsck/*.h)
 	@mkdir -p $(dir $@)
 	$(Q)clang $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-Itools/lib -Itools/fsck $(FUZZ_SRCS) -o $@ $(DEPLIBS)

@@ -2,7 +2,8 @@
 # Release builds are static musl binaries for $(ARCH); the sanitizer build
 # (ASan + UBSan need glibc's dynamic runtime) is a host build in out/asan.
 
-LIB_SRCS  := $(wildcard tools/lib/*.c)
+LIB_SRCS  := $(wildcard tools/lib/*/*.c)
+LIB_HDRS  := $(wildcard tools/lib/*.h tools/lib/*/*.h)
 PROGRAMS  := mkfs.erofs fsck.erofs
 FSCK_SRCS := $(wildcard tools/fsck/*.c)
 
@@ -14,7 +15,7 @@ DEPLIBS := -lzstd -llz4 -llzma -ldeflate -lpthread
 
 # $(1): build dir, $(2): cc, $(3): cflags, $(4): ldflags
 define tool_build
-$(1)/obj/%.o: %.c $(wildcard tools/lib/*.h tools/*/*.h) | $(1)/obj
+$(1)/obj/%.o: %.c $(LIB_HDRS) $(wildcard tools/*/*.h) | $(1)/obj
 	@mkdir -p $$(dir $$@)
 	$$(Q)$(2) $(3) -Itools/lib -c $$< -o $$@
 $(1)/lib/libkiln.a: $(LIB_SRCS:%.c=$(1)/obj/%.o)

@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include "fsck.h"
 #include "kiln.h"
-#include "le.h"
-#include "ondisk.h"
-#include "util.h"
+#include "format/le.h"
+#include "format/ondisk.h"
+#include "common/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

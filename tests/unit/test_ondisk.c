@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include "check.h"
-#include "dir.h"
-#include "ondisk.h"
+#include "write/dir.h"
+#include "format/ondisk.h"
 
 static void test_crc32c(void)
 {

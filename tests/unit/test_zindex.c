@@ -7,7 +7,7 @@
  */
 #include <stdint.h>
 #include "check.h"
-#include "zindex.h"
+#include "write/zmap.h"
 
 /* Offset (from the map header) just past the pack holding lcluster lcn. */
 static uint64_t kernel_nextpackoff(uint64_t nlc, unsigned int ebase_mod32,

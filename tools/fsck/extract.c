@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include "fsck.h"
 #include "kiln.h"
-#include "ondisk.h"
-#include "util.h"
+#include "format/ondisk.h"
+#include "common/util.h"
 
 #ifndef SYS_openat2
 #define SYS_openat2 437

@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "reader.h"
-#include "workqueue.h"
+#include "read/reader.h"
+#include "common/workqueue.h"
 
 struct fsck_opts {
 	const char *image;

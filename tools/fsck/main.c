@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include "fsck.h"
 #include "kiln.h"
-#include "util.h"
+#include "common/util.h"
 
 enum {
 	OPT_EXTRACT = 256, OPT_FORCE, OPT_OVERWRITE, OPT_PRESERVE,

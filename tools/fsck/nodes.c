@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fsck.h"
-#include "util.h"
+#include "common/util.h"
 
 /* The node for nid, added if new; call with the lock held. */
 struct fsck_node *fsck_node(struct fsck *f, uint64_t nid)

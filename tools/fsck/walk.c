@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include "fsck.h"
 #include "kiln.h"
-#include "util.h"
+#include "common/util.h"
 
 /* A batch: enough extents to keep a worker busy for a while. */
 #define BATCH_BYTES	(4u << 20)

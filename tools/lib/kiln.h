@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <regex.h>
-#include "compress.h"
+#include "compress/compress.h"
 
 #define KILN_VERSION "0.1.0"
 

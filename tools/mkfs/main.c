@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kiln.h"
-#include "workqueue.h"
+#include "common/workqueue.h"
 
 enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_EXCLUDE_PATH,

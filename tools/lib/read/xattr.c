@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "le.h"
+#include "format/le.h"
 #include "reader.h"
 
 static const char *const prefixes[] = {

@@ -9,9 +9,9 @@
 #ifndef KILN_ZWRITE_H
 #define KILN_ZWRITE_H
 
-#include "compress.h"
+#include "compress/compress.h"
 #include "inode.h"
-#include "zindex.h"
+#include "zmap.h"
 #include "zmeta.h"
 
 struct kiln_zwriter;

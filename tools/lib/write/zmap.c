@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 #include <string.h>
-#include "le.h"
-#include "util.h"
-#include "zindex.h"
+#include "format/le.h"
+#include "common/util.h"
+#include "zmap.h"
 
 /* One lcluster's record before it is encoded. */
 struct lrec {

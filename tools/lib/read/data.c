@@ -8,9 +8,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "le.h"
+#include "format/le.h"
 #include "reader.h"
-#include "util.h"
+#include "common/util.h"
 
 #define KILN_RAW_PIECE		(1u << 20)
 #define EROFS_CHUNK_FORMAT_BLKBITS_MASK	0x001f

@@ -75,7 +75,7 @@ int kiln_file_map(const struct kiln_image *img, const struct kiln_rinode *ri,
 int kiln_zmap(const struct kiln_image *img, const struct kiln_rinode *ri,
 	      struct kiln_extents *l, struct kiln_diag *d);
 
-/* Per-thread decompression state (decompress.c). */
+/* Per-thread decompression state (extent.c). */
 struct kiln_dctx;
 struct kiln_dctx *kiln_dctx_new(const struct kiln_image *img);
 void kiln_dctx_free(struct kiln_dctx *x);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdlib.h>
-#include "erofs_fs.h"
+#include "format/erofs_fs.h"
 #include "metaalloc.h"
-#include "util.h"
+#include "common/util.h"
 
 static uint32_t nr_slots(const struct meta_alloc *a)
 {

@@ -2,8 +2,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "dir.h"
-#include "erofs_fs.h"
-#include "ondisk.h"
+#include "format/erofs_fs.h"
+#include "format/ondisk.h"
 
 uint8_t kiln_file_type(uint32_t mode)
 {

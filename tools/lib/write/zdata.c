@@ -5,14 +5,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "erofs_fs.h"
+#include "format/erofs_fs.h"
 #include "kiln.h"
 #include "layout.h"
-#include "util.h"
-#include "workqueue.h"
-#include "zindex.h"
+#include "common/util.h"
+#include "common/workqueue.h"
+#include "zmap.h"
 #include "zmeta.h"
-#include "zwrite.h"
+#include "zdata.h"
 
 /* Per-file state, alive until its last segment is written. */
 struct zfile {

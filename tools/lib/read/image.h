@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "erofs_fs.h"
+#include "format/erofs_fs.h"
 
 /* Feature bits beyond erofs_fs.h that the reader must recognise. */
 #define EROFS_FEATURE_COMPAT_XATTR_FILTER	0x00000004

@@ -3,11 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/xattr.h>
-#include "erofs_fs.h"
+#include "format/erofs_fs.h"
 #include "kiln.h"
-#include "le.h"
-#include "ondisk.h"
-#include "util.h"
+#include "format/le.h"
+#include "format/ondisk.h"
+#include "common/util.h"
 #include "xattr.h"
 
 static const struct {

@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include "erofs_fs.h"
-#include "ondisk.h"
+#include "format/erofs_fs.h"
+#include "format/ondisk.h"
 #include "tree.h"
-#include "util.h"
+#include "common/util.h"
 #include "xattr.h"
 
 struct link_slot {

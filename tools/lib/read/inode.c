@@ -2,9 +2,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "ondisk.h"
+#include "format/ondisk.h"
 #include "reader.h"
-#include "util.h"
+#include "common/util.h"
 
 static bool valid_type(uint32_t mode)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compress.h"
-#include "le.h"
+#include "format/le.h"
 
 struct lzma_ctx {
 	lzma_options_lzma opt;

@@ -3,13 +3,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "dir.h"
-#include "erofs_fs.h"
+#include "format/erofs_fs.h"
 #include "kiln.h"
 #include "layout.h"
 #include "metaalloc.h"
-#include "zwrite.h"
-#include "le.h"
-#include "util.h"
+#include "zdata.h"
+#include "format/le.h"
+#include "common/util.h"
 
 uint32_t kiln_inode_isize(const struct kiln_inode *in)
 {
@@ -94,7 +94,7 @@ static void order_inodes(struct kiln_tree *t, struct kiln_layout *l)
 /*
  * A compressed inode's record size is known now (inode, xattrs, map header,
  * index), but with ztailpacking its inline tail is not: it is placed once
- * its data is compressed (zwrite.c), after the data.
+ * its data is compressed (zdata.c), after the data.
  */
 static void prepare_compressed(struct kiln_inode *in, uint32_t base,
 			       unsigned int blkszbits,

@@ -3,7 +3,7 @@
  * Compressors behind one interface. EROFS needs "fixed-output" compression:
  * fill a pcluster of a given size with as much input as fits. lz4, lz4hc and
  * MicroLZMA do that natively; zstd does it in one pass by flushing chunks
- * (compress_zstd.c); deflate gets it from a short guided search
+ * (zstd.c); deflate gets it from a short guided search
  * (compress.c) that converges in a few tries instead of a bisection.
  */
 #ifndef KILN_COMPRESS_H

@@ -4,7 +4,7 @@
 #include <lz4hc.h>
 #include <stdlib.h>
 #include "compress.h"
-#include "le.h"
+#include "format/le.h"
 
 struct lz4_ctx {
 	int level;			/* 0: fast LZ4 */

@@ -15,7 +15,7 @@
 #include "kiln.h"
 #include "layout.h"
 #include "tree.h"
-#include "util.h"
+#include "common/util.h"
 #include "writer.h"
 #include "xattr.h"
 

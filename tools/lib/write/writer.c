@@ -15,11 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "dir.h"
-#include "erofs_fs.h"
-#include "ondisk.h"
-#include "util.h"
+#include "format/erofs_fs.h"
+#include "format/ondisk.h"
+#include "common/util.h"
 #include "writer.h"
-#include "zwrite.h"
+#include "zdata.h"
 
 #define CHUNK (1u << 20)
 

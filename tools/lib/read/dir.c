@@ -6,7 +6,7 @@
  * the whole directory; nameoffs must grow and stay inside the block.
  */
 #include <string.h>
-#include "ondisk.h"
+#include "format/ondisk.h"
 #include "reader.h"
 
 struct name {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
-#include "compress.h"
+#include "compress/compress.h"
 #include "reader.h"
 
 struct kiln_dctx {

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Compressed inodes: from the map header and the lcluster index (full or
- * compact, see zindex.h) to the list of extents, checking every rule the
+ * compact, see format/erofs_fs.h) to the list of extents, checking every rule the
  * kernel relies on while it maps (format reference §5.2-5.6).
  */
 #include <stdlib.h>
 #include <string.h>
-#include "compress.h"
-#include "le.h"
+#include "compress/compress.h"
+#include "format/le.h"
 #include "reader.h"
-#include "util.h"
-#include "zindex.h"
+#include "common/util.h"
+#include "write/zmap.h"
 
 #define Z_EROFS_ADVISE_INTERLACED_PCLUSTER	0x0010
 #define Z_EROFS_ADVISE_FRAGMENT_PCLUSTER	0x0020

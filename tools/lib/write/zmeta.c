@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdlib.h>
 #include <string.h>
-#include "erofs_fs.h"
-#include "util.h"
+#include "format/erofs_fs.h"
+#include "common/util.h"
 #include "zmeta.h"
 
 void kiln_zmeta_init(struct kiln_zmeta *m, uint32_t blksz)

@@ -6,12 +6,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "compress.h"
+#include "compress/compress.h"
 #include "image.h"
 #include "kiln.h"
-#include "le.h"
-#include "ondisk.h"
-#include "util.h"
+#include "format/le.h"
+#include "format/ondisk.h"
+#include "common/util.h"
 
 void kiln_diag_set(struct kiln_diag *d, const char *fmt, ...)
 {
