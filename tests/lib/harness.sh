@@ -2,6 +2,12 @@
 # A test is a function; it runs in a subshell with its own scratch dir $T,
 # fails on the first failing command (set -e) or on `fail MSG`, and may
 # `skip REASON`. Output goes to a log that is printed only on failure.
+# Each test runs in its own process group under a time limit (TEST_LIMIT
+# seconds, default 300; `limit NAME SECONDS` before run_test for slow ones);
+# whatever it leaves running is killed when it ends, pass or fail.
+#
+# Under set -e, `A && B` in the middle of a function never fails the test
+# when A is false: checks are written `assert CMD...` or `CMD || fail MSG`.
 
 PASSED=0 FAILED=0 SKIPPED=0
 LOGDIR=${LOGDIR:-out/test-logs}
@@ -9,6 +15,25 @@ SCRATCH=${SCRATCH:-/tmp}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "$*" > "$T/.skip"; exit 77; }
+# assert CMD [ARGS...]: the test fails, naming CMD, unless CMD succeeds.
+# assert_fails CMD...: the test fails unless CMD exits non-zero.
+assert() { "$@" || fail "assert: $*"; }
+assert_fails() { ! "$@" || fail "expected to fail: $*"; }
+# assert_grep PATTERN FILE: an extended regular expression FILE must match.
+assert_grep() { grep -Eq -- "$1" "$2" || fail "no '$1' in $2: $(head -c 300 "$2")"; }
+
+# Debian's erofs-utils 1.5 is the oracle, by path and version: never a
+# mkfs.erofs/fsck.erofs that happens to be first in PATH (ours, or another).
+ORACLE_DIR=/usr/bin
+oracle_check() {
+	local v
+	v=$("$ORACLE_DIR/mkfs.erofs" --help 2>&1 | head -n 1) || true
+	case $v in *1.5*) ;; *) fail "oracle $ORACLE_DIR/mkfs.erofs is not erofs-utils 1.5: $v" ;; esac
+}
+oracle_mkfs() { "$ORACLE_DIR/mkfs.erofs" "$@"; }
+oracle_fsck() { "$ORACLE_DIR/fsck.erofs" "$@"; }
+oracle_dump() { "$ORACLE_DIR/dump.erofs" "$@"; }
+
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root (mount)"; }
 
 # Mounts an image read-only; the mount is undone when the test ends.
@@ -25,16 +50,33 @@ cleanup_test() {
 	rm -rf "$T"
 }
 
+declare -A LIMITS=()
+# limit NAME SECONDS: a longer (or shorter) time limit for one test.
+limit() { LIMITS[$1]=$2; }
+
 # run_test NAME FUNCTION [ARGS...]
 run_test() {
-	local name=$1 log rc; shift
+	local name=$1 log rc pid dog secs; shift
 	case $name in ${ONLY:-*}) ;; *) return 0 ;; esac
 	log="$LOGDIR/$(echo "$name" | tr '/' '_').log"
 	T=$(mktemp -d "$SCRATCH/kiln-test.XXXXXX")
+	secs=${LIMITS[$name]:-${TEST_LIMIT:-300}}
 	local t0=$SECONDS
+	# job control on: the test and its watchdog each lead a process group
+	set -m
 	( set -eE; trap 'echo "FAIL: line $LINENO: $BASH_COMMAND" >&2' ERR
-	  "$@" ) > "$log" 2>&1
+	  "$@" ) > "$log" 2>&1 < /dev/null &
+	pid=$!
+	( sleep "$secs"; echo "FAIL: time limit of $secs s" >> "$log"
+	  kill -TERM -- -"$pid"; sleep 5; kill -KILL -- -"$pid" ) \
+		> /dev/null 2>&1 &
+	dog=$!
+	set +m
+	wait "$pid"
 	rc=$?
+	kill -KILL -- -"$pid" 2>/dev/null	# what the test left behind
+	kill -KILL -- -"$dog" 2>/dev/null
+	wait "$dog" 2>/dev/null
 	if [ $rc = 0 ]; then
 		PASSED=$((PASSED + 1)); echo "ok      $name ($((SECONDS - t0)) s)"
 	elif [ $rc = 77 ]; then

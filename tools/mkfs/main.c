@@ -3,13 +3,13 @@
  * mkfs.erofs: command line front end. Option names follow erofs-utils'
  * mkfs.erofs so existing build scripts keep working.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "kiln.h"
+#include "common/util.h"
 #include "common/workqueue.h"
 
 enum {
@@ -56,16 +56,6 @@ static void usage(FILE *f)
 "  --quiet              print errors only\n"
 "  --help               show this help\n"
 "  --version            show the version\n");
-}
-
-static int parse_u64(const char *s, unsigned long long max,
-		     unsigned long long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(s, &end, 0);
-	return errno || end == s || *end || *s == '-' || *out > max ? -1 : 0;
 }
 
 static int hexval(char c)
@@ -138,33 +128,34 @@ static int parse_extended(char *arg, struct kiln_mkfs_opts *o)
 
 static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 {
-	unsigned long long v;
+	uint64_t v;
 
 	switch (c) {
 	case 'z':
 		o->compress = true;
 		return kiln_compr_parse(arg, &o->compr);
 	case 'C':
-		if (parse_u64(arg, 1u << 20, &v) || v < 512)
-			return bad("physical cluster size", arg);
+		if (kiln_parse_u64(arg, 512, 1u << 20, &v))
+			return bad("physical cluster size (a multiple of the "
+				   "block size, 512..1048576)", arg);
 		o->compr.pclustersize = (uint32_t)v;
 		return 0;
 	case 'E':
 		return parse_extended(arg, o);
 	case 'j':
 	case OPT_WORKERS:
-		if (parse_u64(arg, 1024, &v) || !v)
-			return bad("worker count", arg);
+		if (kiln_parse_u64(arg, 1, 1024, &v))
+			return bad("worker count (1..1024)", arg);
 		o->workers = (unsigned int)v;
 		return 0;
 	case 'b':
-		if (parse_u64(arg, 4096, &v) || v < 512 || (v & (v - 1)))
-			return bad("block size", arg);
+		if (kiln_parse_u64(arg, 512, 4096, &v) || (v & (v - 1)))
+			return bad("block size (512, 1024, 2048 or 4096)", arg);
 		o->blkszbits = (unsigned int)__builtin_ctzll(v);
 		return 0;
 	case 'd':
-		if (parse_u64(arg, 9, &v))
-			return bad("debug level", arg);
+		if (kiln_parse_u64(arg, 0, 9, &v))
+			return bad("debug level (0..9)", arg);
 		o->verbosity = (int)v;
 		return 0;
 	case 'L':
@@ -173,8 +164,8 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 		strcpy(o->label, arg);
 		return 0;
 	case 'T':
-		if (parse_u64(arg, INT64_MAX, &v))
-			return bad("timestamp", arg);
+		if (kiln_parse_u64(arg, 0, INT64_MAX, &v))
+			return bad("timestamp (decimal seconds)", arg);
 		o->fixed_time = true;
 		o->timestamp = (int64_t)v;
 		return 0;
@@ -185,7 +176,7 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 		return 0;
 	case OPT_FORCE_UID:
 	case OPT_FORCE_GID:
-		if (parse_u64(arg, UINT32_MAX, &v))
+		if (kiln_parse_u64(arg, 0, UINT32_MAX, &v))
 			return bad(c == OPT_FORCE_UID ? "uid" : "gid", arg);
 		*(c == OPT_FORCE_UID ? &o->force_uid : &o->force_gid) =
 			(int64_t)v;
@@ -216,12 +207,12 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 static int source_date_epoch(struct kiln_mkfs_opts *o)
 {
 	const char *s = getenv("SOURCE_DATE_EPOCH");
-	unsigned long long v;
+	uint64_t v;
 
 	if (o->fixed_time || !s || !*s)
 		return 0;
-	if (parse_u64(s, INT64_MAX, &v))
-		return bad("SOURCE_DATE_EPOCH", s);
+	if (kiln_parse_u64(s, 0, INT64_MAX, &v))
+		return bad("SOURCE_DATE_EPOCH (decimal seconds)", s);
 	o->fixed_time = true;
 	o->timestamp = (int64_t)v;
 	return 0;
@@ -232,18 +223,18 @@ static int check_compression(struct kiln_mkfs_opts *o)
 	uint32_t blksz = 1u << o->blkszbits;
 	uint32_t pc = o->compr.pclustersize;
 
-	if (!o->compress) {
-		if (pc) {
-			kiln_err("-C needs -z");
-			return -1;
-		}
+	/*
+	 * -C without -z means nothing to an uncompressed image: erofs-utils
+	 * accepts it, and dracut always passes it, so do we.
+	 */
+	if (!o->compress)
 		return 0;
-	}
 	if (!pc)
 		pc = o->compr.pclustersize = blksz;
 	if (pc % blksz) {
-		kiln_err("-C %u is not a multiple of the block size %u", pc,
-			 blksz);
+		kiln_err("-C %u is not a multiple of the block size %u "
+			 "(valid: %u..1048576 in steps of %u)", pc, blksz,
+			 blksz, blksz);
 		return -1;
 	}
 	kiln_compr_finish_cfg(&o->compr, blksz);

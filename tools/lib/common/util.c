@@ -100,3 +100,22 @@ ssize_t pread_all(int fd, void *buf, size_t len, uint64_t off)
 	}
 	return (ssize_t)done;
 }
+
+int kiln_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		unsigned int digit = (unsigned int)(*s - '0');
+
+		if (digit > 9 || v > (UINT64_MAX - digit) / 10)
+			return -1;
+		v = v * 10 + digit;
+	}
+	if (v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}

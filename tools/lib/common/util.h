@@ -17,6 +17,13 @@ char *path_join(const char *dir, const char *name);
 int pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 ssize_t pread_all(int fd, void *buf, size_t len, uint64_t off);
 
+/*
+ * The one number parser: plain decimal (no sign, no 0x, no octal for a
+ * leading 0: "0100" is one hundred, as SOURCE_DATE_EPOCH and -T mean it),
+ * within [min, max]. Returns 0, or -1 for anything else.
+ */
+int kiln_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
 static inline uint64_t round_up(uint64_t v, uint64_t align)
 {
 	return (v + align - 1) / align * align;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compress.h"
+#include "common/util.h"
 #include "kiln.h"
 
 static const struct kiln_compressor *const all[] = {
@@ -11,14 +12,12 @@ static const struct kiln_compressor *const all[] = {
 
 static int parse_level(const char *s, const struct kiln_compressor *c)
 {
-	char *end;
-	long v;
+	uint64_t v;
 
 	if (!strncmp(s, "level=", 6))
 		s += 6;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < c->min_level || v > c->max_level)
+	if (kiln_parse_u64(s, (uint64_t)c->min_level, (uint64_t)c->max_level,
+			   &v))
 		return -1;
 	return (int)v;
 }

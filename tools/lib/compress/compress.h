@@ -12,10 +12,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "format/erofs_fs.h"
 
 /* EROFS algorithm ids (bits of available_compr_algs). */
-enum { EROFS_ALG_LZ4 = 0, EROFS_ALG_LZMA = 1, EROFS_ALG_DEFLATE = 2,
-       EROFS_ALG_ZSTD = 3 };
 
 struct kiln_compr_cfg {
 	const struct kiln_compressor *c;

@@ -22,15 +22,25 @@
 #define EROFS_MAX_BLKSZBITS	12		/* page size on the targets we boot */
 
 /* feature_compat */
-#define EROFS_FEATURE_COMPAT_SB_CHKSUM	0x00000001
-#define EROFS_FEATURE_COMPAT_MTIME	0x00000002
+#define EROFS_FEATURE_COMPAT_SB_CHKSUM		0x00000001
+#define EROFS_FEATURE_COMPAT_MTIME		0x00000002
+#define EROFS_FEATURE_COMPAT_XATTR_FILTER	0x00000004
 
 /* feature_incompat */
 #define EROFS_FEATURE_INCOMPAT_ZERO_PADDING	0x00000001
 #define EROFS_FEATURE_INCOMPAT_COMPR_CFGS	0x00000002
 #define EROFS_FEATURE_INCOMPAT_BIG_PCLUSTER	0x00000002
 #define EROFS_FEATURE_INCOMPAT_CHUNKED_FILE	0x00000004
+#define EROFS_FEATURE_INCOMPAT_DEVICE_TABLE	0x00000008	/* also HEAD2 */
 #define EROFS_FEATURE_INCOMPAT_ZTAILPACKING	0x00000010
+#define EROFS_FEATURE_INCOMPAT_FRAGMENTS	0x00000020	/* also DEDUPE */
+#define EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES	0x00000040
+#define EROFS_FEATURE_INCOMPAT_48BIT		0x00000080
+#define EROFS_FEATURE_INCOMPAT_METABOX		0x00000100
+
+/* Compression algorithm ids: bits of available_compr_algs, h_algorithmtype. */
+enum { EROFS_ALG_LZ4 = 0, EROFS_ALG_LZMA = 1, EROFS_ALG_DEFLATE = 2,
+       EROFS_ALG_ZSTD = 3 };
 
 /* Superblock: 128 bytes at byte 1024 of the image. */
 struct erofs_super_block {
@@ -108,6 +118,46 @@ struct erofs_inode_extended {
 	uint32_t i_mtime_nsec;
 	uint32_t i_nlink;
 	uint8_t  i_reserved2[16];
+};
+
+/* Chunk-based files: i_u is the chunk format. */
+#define EROFS_CHUNK_FORMAT_BLKBITS_MASK	0x001f
+#define EROFS_CHUNK_FORMAT_INDEXES	0x0020
+
+/*
+ * Compressed files: an 8-byte map header after the inode and its xattrs,
+ * then the lcluster index, full (8 bytes a record, layout 1) or compact
+ * (4-byte packs of two records or 32-byte packs of 16, layout 3). An
+ * extent is a byte range of the file stored in one pcluster; each lcluster
+ * (one block) has a record saying whether an extent starts in it.
+ */
+#define Z_EROFS_MAP_HEADER_SIZE			8
+#define Z_EROFS_ADVISE_COMPACTED_2B		0x0001
+#define Z_EROFS_ADVISE_BIG_PCLUSTER_1		0x0002
+#define Z_EROFS_ADVISE_BIG_PCLUSTER_2		0x0004
+#define Z_EROFS_ADVISE_INLINE_PCLUSTER		0x0008
+#define Z_EROFS_ADVISE_INTERLACED_PCLUSTER	0x0010
+#define Z_EROFS_ADVISE_FRAGMENT_PCLUSTER	0x0020
+
+#define Z_EROFS_LCLUSTER_TYPE_PLAIN	0
+#define Z_EROFS_LCLUSTER_TYPE_HEAD1	1
+#define Z_EROFS_LCLUSTER_TYPE_NONHEAD	2
+#define Z_EROFS_LCLUSTER_TYPE_HEAD2	3
+#define Z_EROFS_LI_D0_CBLKCNT		0x0800	/* delta0 holds a block count */
+
+/*
+ * One lcluster's record, decoded; the same whichever encoding carries it.
+ * A NONHEAD's delta0 counts lclusters back to its head (1 where the record
+ * carries its pcluster's block count instead, cblkcnt), delta1 on to the
+ * next head (-1 where a compact pack does not store it).
+ */
+struct z_erofs_lcluster {
+	uint8_t  type;			/* Z_EROFS_LCLUSTER_TYPE_* */
+	uint16_t clusterofs;		/* heads: where the extent starts */
+	uint32_t blkaddr;		/* heads: first block of the pcluster */
+	uint16_t delta0;
+	int32_t  delta1;
+	uint16_t cblkcnt;		/* 0 unless CBLKCNT */
 };
 
 /* Directory entry: 12 bytes; names follow the entry array of each block. */

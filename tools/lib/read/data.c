@@ -13,8 +13,6 @@
 #include "common/util.h"
 
 #define KILN_RAW_PIECE		(1u << 20)
-#define EROFS_CHUNK_FORMAT_BLKBITS_MASK	0x001f
-#define EROFS_CHUNK_FORMAT_INDEXES	0x0020
 
 struct kiln_fext *kiln_extents_add(struct kiln_extents *l, struct kiln_diag *d)
 {

@@ -12,14 +12,6 @@
 #include <stdint.h>
 #include "format/erofs_fs.h"
 
-/* Feature bits beyond erofs_fs.h that the reader must recognise. */
-#define EROFS_FEATURE_COMPAT_XATTR_FILTER	0x00000004
-#define EROFS_FEATURE_INCOMPAT_DEVICE_TABLE	0x00000008	/* also HEAD2 */
-#define EROFS_FEATURE_INCOMPAT_FRAGMENTS	0x00000020	/* also DEDUPE */
-#define EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES	0x00000040
-#define EROFS_FEATURE_INCOMPAT_48BIT		0x00000080
-#define EROFS_FEATURE_INCOMPAT_METABOX		0x00000100
-
 /* What went wrong, for one line of output: fsck adds the path. */
 struct kiln_diag {
 	char msg[240];

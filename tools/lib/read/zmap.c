@@ -10,20 +10,7 @@
 #include "format/le.h"
 #include "reader.h"
 #include "common/util.h"
-#include "write/zmap.h"
 
-#define Z_EROFS_ADVISE_INTERLACED_PCLUSTER	0x0010
-#define Z_EROFS_ADVISE_FRAGMENT_PCLUSTER	0x0020
-#define Z_EROFS_LCLUSTER_TYPE_HEAD2		3
-
-struct lrec {
-	uint8_t type;
-	uint16_t clusterofs;		/* heads */
-	uint32_t blkaddr;		/* heads */
-	uint16_t d0;			/* NONHEAD: lclusters back to the head */
-	uint16_t cblkcnt;		/* NONHEAD with CBLKCNT: its count */
-	int32_t d1;			/* NONHEAD: on to the next head, or -1 */
-};
 
 struct zmap {
 	const struct kiln_image *img;
@@ -38,24 +25,24 @@ struct zmap {
 	bool compact, big1, big2;
 };
 
-static int full_rec(const struct zmap *z, uint64_t lcn, struct lrec *r)
+static int full_rec(const struct zmap *z, uint64_t lcn, struct z_erofs_lcluster *r)
 {
 	const uint8_t *p = z->index + 8 + 8 * lcn;
 
 	memset(r, 0, sizeof(*r));
 	r->type = get_le16(p) & 3;
-	r->d1 = -1;
+	r->delta1 = -1;
 	if (r->type != Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
 		r->clusterofs = get_le16(p + 2);
 		r->blkaddr = get_le32(p + 4);
 		return 0;
 	}
-	r->d0 = get_le16(p + 4);
-	if (r->d0 & Z_EROFS_LI_D0_CBLKCNT) {
-		r->cblkcnt = r->d0 & ~Z_EROFS_LI_D0_CBLKCNT;
-		r->d0 = 1;
+	r->delta0 = get_le16(p + 4);
+	if (r->delta0 & Z_EROFS_LI_D0_CBLKCNT) {
+		r->cblkcnt = r->delta0 & ~Z_EROFS_LI_D0_CBLKCNT;
+		r->delta0 = 1;
 	}
-	r->d1 = get_le16(p + 6);
+	r->delta1 = get_le16(p + 6);
 	return 0;
 }
 
@@ -93,7 +80,7 @@ static void pack_of(const struct zmap *z, uint64_t lcn, uint64_t *off,
 }
 
 /* The kernel's unpacking of one compact record (z_erofs_load_compact_lcluster). */
-static int compact_rec(const struct zmap *z, uint64_t lcn, struct lrec *r,
+static int compact_rec(const struct zmap *z, uint64_t lcn, struct z_erofs_lcluster *r,
 		       struct kiln_diag *d)
 {
 	uint64_t off;
@@ -106,7 +93,7 @@ static int compact_rec(const struct zmap *z, uint64_t lcn, struct lrec *r,
 	pack = z->index + off;
 	w = vcnt == 2 ? 16 : 14;
 	memset(r, 0, sizeof(*r));
-	r->d1 = -1;
+	r->delta1 = -1;
 	lo = entry(pack, i, w, z->lobits, &type);
 	r->type = type;
 	if (type == Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
@@ -118,14 +105,14 @@ static int compact_rec(const struct zmap *z, uint64_t lcn, struct lrec *r,
 				return -1;
 			}
 			r->cblkcnt = lo & ~Z_EROFS_LI_D0_CBLKCNT;
-			r->d0 = 1;
+			r->delta0 = 1;
 		} else if (i + 1 != vcnt) {
-			r->d0 = (uint16_t)lo;
+			r->delta0 = (uint16_t)lo;
 		} else {
 			/* a pack's last entry holds delta1 instead */
-			r->d1 = (int32_t)lo;
+			r->delta1 = (int32_t)lo;
 			lo = entry(pack, i - 1, w, z->lobits, &type);
-			r->d0 = type != Z_EROFS_LCLUSTER_TYPE_NONHEAD ? 1 :
+			r->delta0 = type != Z_EROFS_LCLUSTER_TYPE_NONHEAD ? 1 :
 				(lo & Z_EROFS_LI_D0_CBLKCNT) ? 2 :
 				(uint16_t)(lo + 1);
 		}
@@ -158,7 +145,7 @@ static int compact_rec(const struct zmap *z, uint64_t lcn, struct lrec *r,
 	return 0;
 }
 
-static int rec(const struct zmap *z, uint64_t lcn, struct lrec *r,
+static int rec(const struct zmap *z, uint64_t lcn, struct z_erofs_lcluster *r,
 	       struct kiln_diag *d)
 {
 	return z->compact ? compact_rec(z, lcn, r, d) : full_rec(z, lcn, r);
@@ -234,7 +221,7 @@ static int read_header(struct zmap *z, struct kiln_diag *d)
 	return 0;
 }
 
-static int check_nonhead(uint64_t h, uint64_t k, const struct lrec *r,
+static int check_nonhead(uint64_t h, uint64_t k, const struct z_erofs_lcluster *r,
 			 struct kiln_diag *d)
 {
 	if (r->cblkcnt && k != h + 1) {
@@ -242,10 +229,10 @@ static int check_nonhead(uint64_t h, uint64_t k, const struct lrec *r,
 			      "head", (unsigned long long)k);
 		return -1;
 	}
-	if (!r->d0 || r->d0 > k - h || !r->d1) {
+	if (!r->delta0 || r->delta0 > k - h || !r->delta1) {
 		kiln_diag_set(d, "lcluster %llu: deltas %u/%d disagree with "
 			      "the head at lcluster %llu",
-			      (unsigned long long)k, r->d0, r->d1,
+			      (unsigned long long)k, r->delta0, r->delta1,
 			      (unsigned long long)h);
 		return -1;
 	}
@@ -253,8 +240,8 @@ static int check_nonhead(uint64_t h, uint64_t k, const struct lrec *r,
 }
 
 /* Blocks of the pcluster whose head is h; first: record h + 1, if any. */
-static int pcluster_blocks(const struct zmap *z, const struct lrec *hr,
-			   const struct lrec *first, uint32_t *nblocks,
+static int pcluster_blocks(const struct zmap *z, const struct z_erofs_lcluster *hr,
+			   const struct z_erofs_lcluster *first, uint32_t *nblocks,
 			   struct kiln_diag *d)
 {
 	bool big = hr->type == Z_EROFS_LCLUSTER_TYPE_HEAD1 ? z->big1 : z->big2;
@@ -269,7 +256,7 @@ static int pcluster_blocks(const struct zmap *z, const struct lrec *hr,
 	 */
 	if (!big)
 		return 0;
-	if (!first->cblkcnt || first->d0 != 1) {
+	if (!first->cblkcnt || first->delta0 != 1) {
 		kiln_diag_set(d, "big pcluster without its block count");
 		return -1;
 	}
@@ -283,7 +270,7 @@ static int pcluster_blocks(const struct zmap *z, const struct lrec *hr,
 }
 
 static int add_extent(const struct zmap *z, struct kiln_fext *e,
-		      const struct lrec *hr, const struct lrec *first,
+		      const struct z_erofs_lcluster *hr, const struct z_erofs_lcluster *first,
 		      struct kiln_diag *d)
 {
 	const struct kiln_image *img = z->img;
@@ -356,7 +343,7 @@ static int walk(struct zmap *z, struct kiln_extents *l, struct kiln_diag *d)
 {
 	struct kiln_fext *e;
 	uint64_t isize = z->ri->size, lcsz = 1ull << z->lcbits, h = 0;
-	struct lrec hr, r, first = { 0 };
+	struct z_erofs_lcluster hr, r, first = { 0 };
 
 	if (rec(z, 0, &hr, d))
 		return -1;
@@ -385,8 +372,8 @@ static int walk(struct zmap *z, struct kiln_extents *l, struct kiln_diag *d)
 				first = r;
 				has_first = true;
 			}
-			if (r.d1 > 0 && k + (uint64_t)r.d1 > reach)
-				reach = k + (uint64_t)r.d1;
+			if (r.delta1 > 0 && k + (uint64_t)r.delta1 > reach)
+				reach = k + (uint64_t)r.delta1;
 		}
 		if (k < z->nlc && reach > k) {
 			kiln_diag_set(d, "lcluster %llu: delta1 jumps over the "

@@ -5,13 +5,11 @@
 #include "common/util.h"
 #include "zmap.h"
 
-/* One lcluster's record before it is encoded. */
-struct lrec {
-	uint8_t type;
-	uint16_t clusterofs;		/* heads */
-	uint16_t d0, d1;		/* NONHEAD: back to head, on to next */
-	uint32_t blkaddr;		/* heads */
-};
+/* delta0 as stored: the block count in its place where there is one. */
+static uint16_t raw_delta0(const struct z_erofs_lcluster *r)
+{
+	return r->cblkcnt ? Z_EROFS_LI_D0_CBLKCNT | r->cblkcnt : r->delta0;
+}
 
 static uint64_t nr_lclusters(uint64_t isize, unsigned int blkszbits)
 {
@@ -74,7 +72,7 @@ uint64_t kiln_zindex_size(uint64_t isize, const struct kiln_zindex_fmt *f)
  * extent started before the last lcluster, that lcluster holds a PLAIN
  * "sentinel" whose offset marks the end of the file.
  */
-static void build(struct lrec *r, const struct kiln_extent *ext, uint32_t nr,
+static void build(struct z_erofs_lcluster *r, const struct kiln_extent *ext, uint32_t nr,
 		  uint64_t isize, const struct kiln_zindex_fmt *f)
 {
 	uint64_t lcmask = (1ull << f->blkszbits) - 1;
@@ -91,7 +89,7 @@ static void build(struct lrec *r, const struct kiln_extent *ext, uint32_t nr,
 		/* readers never size an inline pcluster from the index */
 		uint16_t nb = ext[i].inlined ? 1 : ext[i].nblocks;
 
-		r[h] = (struct lrec){
+		r[h] = (struct z_erofs_lcluster){
 			.type = ext[i].plain ? Z_EROFS_LCLUSTER_TYPE_PLAIN :
 					       Z_EROFS_LCLUSTER_TYPE_HEAD1,
 			.clusterofs = (uint16_t)(ext[i].start & lcmask),
@@ -99,24 +97,24 @@ static void build(struct lrec *r, const struct kiln_extent *ext, uint32_t nr,
 		};
 		for (uint64_t k = h + 1; k < next; k++) {
 			r[k].type = Z_EROFS_LCLUSTER_TYPE_NONHEAD;
-			r[k].d0 = k - h > 2047 ? 2047 : (uint16_t)(k - h);
+			r[k].delta0 = k - h > 2047 ? 2047 : (uint16_t)(k - h);
 			if (k == h + 1 && cblk)
-				r[k].d0 = Z_EROFS_LI_D0_CBLKCNT | nb;
-			r[k].d1 = (uint16_t)(next - k);
+				r[k].cblkcnt = nb;
+			r[k].delta1 = (int32_t)(next - k);
 		}
 	}
 	if (sentinel)
-		r[nlc - 1] = (struct lrec){ .type = Z_EROFS_LCLUSTER_TYPE_PLAIN,
+		r[nlc - 1] = (struct z_erofs_lcluster){ .type = Z_EROFS_LCLUSTER_TYPE_PLAIN,
 					    .clusterofs = (uint16_t)(isize & lcmask) };
 }
 
-static void encode_full(uint8_t *rec, const struct lrec *r, uint64_t nlc)
+static void encode_full(uint8_t *rec, const struct z_erofs_lcluster *r, uint64_t nlc)
 {
 	for (uint64_t k = 0; k < nlc; k++, rec += 8) {
 		put_le16(rec, r[k].type);
 		if (r[k].type == Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
-			put_le16(rec + 4, r[k].d0);
-			put_le16(rec + 6, r[k].d1);
+			put_le16(rec + 4, raw_delta0(&r[k]));
+			put_le16(rec + 6, (uint16_t)r[k].delta1);
 		} else {
 			put_le16(rec + 2, r[k].clusterofs);
 			put_le32(rec + 4, r[k].blkaddr);
@@ -136,7 +134,7 @@ struct packer {
 	bool pending;			/* last head's size not yet counted */
 };
 
-static uint8_t *encode_pack(struct packer *pk, uint8_t *p, const struct lrec *r,
+static uint8_t *encode_pack(struct packer *pk, uint8_t *p, const struct z_erofs_lcluster *r,
 			    uint64_t n, unsigned int vcnt, unsigned int w)
 {
 	uint32_t base = pk->big ? pk->cur : pk->cur - 1;
@@ -144,15 +142,15 @@ static uint8_t *encode_pack(struct packer *pk, uint8_t *p, const struct lrec *r,
 	unsigned int bytes = vcnt * w / 8;
 
 	for (unsigned int j = 0; j < vcnt && j < n; j++) {
-		const struct lrec *e = &r[j];
+		const struct z_erofs_lcluster *e = &r[j];
 		uint32_t lo = e->clusterofs, v, bit = j * w;
 
 		if (e->type == Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
-			lo = e->d0;
-			if (j == vcnt - 1 && !(lo & Z_EROFS_LI_D0_CBLKCNT))
-				lo = e->d1 > 2047 ? 2047 : e->d1;
-			if (e->d0 & Z_EROFS_LI_D0_CBLKCNT) {
-				pk->cur += e->d0 & ~Z_EROFS_LI_D0_CBLKCNT;
+			lo = raw_delta0(e);
+			if (j == vcnt - 1 && !e->cblkcnt)
+				lo = e->delta1 > 2047 ? 2047 : (uint32_t)e->delta1;
+			if (e->cblkcnt) {
+				pk->cur += e->cblkcnt;
 				pk->pending = false;
 			}
 		} else if (pk->big) {
@@ -183,7 +181,7 @@ static uint8_t *encode_pack(struct packer *pk, uint8_t *p, const struct lrec *r,
 	return p + bytes + 4;
 }
 
-static void encode_compact(uint8_t *p, const struct lrec *r, uint64_t nlc,
+static void encode_compact(uint8_t *p, const struct z_erofs_lcluster *r, uint64_t nlc,
 			   const struct kiln_zindex_fmt *f, uint32_t first_blk)
 {
 	struct packer pk = { .big = f->big_pcluster, .cur = first_blk };
@@ -203,7 +201,7 @@ void kiln_zindex_encode(uint8_t *out, const struct kiln_extent *ext,
 			const struct kiln_zindex_fmt *f)
 {
 	uint64_t nlc = nr_lclusters(isize, f->blkszbits);
-	struct lrec *r = xcalloc(nlc, sizeof(*r));
+	struct z_erofs_lcluster *r = xcalloc(nlc, sizeof(*r));
 	uint16_t advise = 0;
 
 	build(r, ext, nr, isize, f);

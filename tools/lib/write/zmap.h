@@ -1,25 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Compressed inodes' logical-cluster indexes. An extent is a byte range of
- * the file stored in one pcluster; the index has one record per lcluster
- * saying whether an extent starts in it. Two encodings: full (8 bytes a
- * record, layout 1) and compact (4-byte packs of two records, layout 3).
+ * Writing compressed inodes' lcluster indexes (the format is described in
+ * format/erofs_fs.h): from a file's list of extents to the map header and
+ * the full or compact records the kernel reads.
  */
-#ifndef KILN_ZINDEX_H
-#define KILN_ZINDEX_H
+#ifndef KILN_WRITE_ZMAP_H
+#define KILN_WRITE_ZMAP_H
 
 #include <stdbool.h>
 #include <stdint.h>
-
-#define Z_EROFS_LCLUSTER_TYPE_PLAIN	0
-#define Z_EROFS_LCLUSTER_TYPE_HEAD1	1
-#define Z_EROFS_LCLUSTER_TYPE_NONHEAD	2
-#define Z_EROFS_LI_D0_CBLKCNT		0x0800
-#define Z_EROFS_ADVISE_COMPACTED_2B	0x0001
-#define Z_EROFS_ADVISE_BIG_PCLUSTER_1	0x0002
-#define Z_EROFS_ADVISE_BIG_PCLUSTER_2	0x0004
-#define Z_EROFS_ADVISE_INLINE_PCLUSTER	0x0008
-#define Z_EROFS_MAP_HEADER_SIZE		8
+#include "format/erofs_fs.h"
 
 struct kiln_extent {
 	uint64_t start;			/* first byte of the file it holds */
