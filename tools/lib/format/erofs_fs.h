@@ -17,6 +17,8 @@
 #define EROFS_ISLOT_BITS	5		/* nid unit: 32-byte slots */
 #define EROFS_ISLOT_SIZE	(1u << EROFS_ISLOT_BITS)
 #define EROFS_NULL_ADDR		0xFFFFFFFFu
+/* block addresses and the block count are 32-bit (no 48BIT feature) */
+#define EROFS_MAX_BLOCKS	0xFFFFFFFFull
 #define EROFS_NAME_LEN		255
 #define EROFS_MIN_BLKSZBITS	9
 #define EROFS_MAX_BLKSZBITS	12		/* page size on the targets we boot */

@@ -131,6 +131,14 @@ static void place_inode(struct meta_alloc *a, struct kiln_inode *in,
 	in->nid = pos >> EROFS_ISLOT_BITS;
 }
 
+int kiln_err_too_large(unsigned int blkszbits)
+{
+	kiln_err("image too large: more than %llu blocks of %u bytes "
+		 "(EROFS block addresses are 32-bit)",
+		 (unsigned long long)EROFS_MAX_BLOCKS, 1u << blkszbits);
+	return -1;
+}
+
 static int assign_blocks(struct kiln_layout *l)
 {
 	uint64_t next = l->meta_blocks;
@@ -147,12 +155,10 @@ static int assign_blocks(struct kiln_layout *l)
 		in->startblk = n ? (uint32_t)next :
 			       in->inline_size ? EROFS_NULL_ADDR : 0;
 		next += n;
-		if (next > UINT32_MAX) {
-			kiln_err("image too large for 32-bit block addresses");
-			return -1;
-		}
+		if (next > EROFS_MAX_BLOCKS)
+			return kiln_err_too_large(l->blkszbits);
 	}
-	l->total_blocks = (uint32_t)next;
+	l->total_blocks = next;
 	return 0;
 }
 
@@ -204,9 +210,10 @@ int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
 	}
 	for (uint32_t i = 1; i < l->nr; i++)
 		place_inode(&a, l->order[i], cfg);
-	l->meta_blocks = (uint32_t)((a.end + l->blksz - 1) / l->blksz);
-	kiln_info(2, "metadata: %llu bytes of records in %u blocks",
-		  (unsigned long long)a.used, l->meta_blocks);
+	l->meta_blocks = (a.end + l->blksz - 1) / l->blksz;
+	kiln_info(2, "metadata: %llu bytes of records in %llu blocks",
+		  (unsigned long long)a.used,
+		  (unsigned long long)l->meta_blocks);
 	meta_alloc_free(&a);
 	if (t->root->nid > UINT16_MAX) {
 		kiln_err("root inode nid %llu does not fit 16 bits",

@@ -22,8 +22,8 @@ struct kiln_layout {
 	uint64_t epoch;			/* mtime of compact inodes */
 	uint32_t fixed_nsec;
 	uint64_t pool_pos;		/* byte offset of the shared xattr pool */
-	uint32_t meta_blocks;		/* blocks [0, meta_blocks) hold metadata */
-	uint32_t total_blocks;		/* end of flat data; compressed follows */
+	uint64_t meta_blocks;		/* blocks [0, meta_blocks) hold metadata */
+	uint64_t total_blocks;		/* end of flat data; compressed follows */
 	struct kiln_inode **order;	/* inodes in nid order, root first */
 	uint32_t nr;
 };
@@ -44,5 +44,8 @@ static inline uint32_t kiln_inode_base_size(const struct kiln_inode *in)
 {
 	return kiln_inode_isize(in) + in->xattr_isize;
 }
+
+/* "image too large" with the limit for this block size; returns -1. */
+int kiln_err_too_large(unsigned int blkszbits);
 
 #endif

@@ -76,8 +76,9 @@ static int build(const struct kiln_mkfs_opts *o, int fd)
 	if (!ret)
 		ret = kiln_write_image(fd, o->image, &tree, &pool, &l, o);
 	if (!ret)
-		kiln_info(1, "%s: %u inodes, %u metadata blocks of %u bytes",
-			  o->image, l.nr, l.meta_blocks, l.blksz);
+		kiln_info(1, "%s: %u inodes, %llu metadata blocks of %u bytes",
+			  o->image, l.nr, (unsigned long long)l.meta_blocks,
+			  l.blksz);
 	kiln_layout_free(&l);
 	kiln_xattrs_free(&tree, &pool);
 	kiln_tree_free(&tree);

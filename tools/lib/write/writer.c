@@ -30,7 +30,7 @@ struct writer {
 	uint8_t *meta;			/* meta_blocks * blksz bytes */
 	struct kiln_zmeta zmeta;	/* compressed inodes, after the data */
 	uint8_t *buf;			/* CHUNK bytes for file data */
-	uint32_t end_blk;		/* first block after all data */
+	uint64_t end_blk;		/* first block after all data */
 };
 
 static uint8_t *inode_ptr(const struct writer *w, const struct kiln_inode *in)
@@ -271,7 +271,7 @@ static int write_superblock(struct writer *w, const struct kiln_tree *t,
 		.inos = l->nr,
 		.epoch = l->epoch,
 		.fixed_nsec = l->fixed_nsec,
-		.blocks = w->end_blk,
+		.blocks = (uint32_t)w->end_blk,	/* checked: <= EROFS_MAX_BLOCKS */
 	};
 	uint8_t *sbp = w->meta + EROFS_SUPER_OFFSET;
 
@@ -326,12 +326,9 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 	if (ret)
 		return ret;
 	kiln_zmeta_relocate(&w->zmeta, w->end_blk, l->order, l->nr);
-	if ((uint64_t)w->end_blk + (kiln_zmeta_size(&w->zmeta) >> l->blkszbits) >
-	    UINT32_MAX) {
-		kiln_err("image too large for 32-bit block addresses");
-		return -1;
-	}
-	w->end_blk += (uint32_t)(kiln_zmeta_size(&w->zmeta) >> l->blkszbits);
+	w->end_blk += kiln_zmeta_size(&w->zmeta) >> l->blkszbits;
+	if (w->end_blk > EROFS_MAX_BLOCKS)
+		return kiln_err_too_large(l->blkszbits);
 	for (uint32_t i = 0; i < l->nr && !ret; i++)
 		if (S_ISDIR(l->order[i]->mode))
 			ret = write_data(w, l->order[i]);

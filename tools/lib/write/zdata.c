@@ -20,7 +20,7 @@ struct zfile {
 	struct kiln_extent *ext;
 	uint32_t nr_ext, cap_ext;
 	uint32_t segs_left;
-	uint32_t blocks;
+	uint64_t blocks;
 	const uint8_t *tail;		/* inline tail, from the last segment */
 	const uint8_t *raw;		/* the whole file, if one segment */
 	uint16_t tail_len;
@@ -53,7 +53,8 @@ struct kiln_zwriter {
 	int fd;
 	const char *image;
 	unsigned int blkszbits;
-	uint32_t blksz, next_blk;
+	uint32_t blksz;
+	uint64_t next_blk;		/* 64-bit: checked, never wrapped */
 	uint64_t segsize;
 	struct kiln_zmeta *zmeta;
 	struct zseg *ring;		/* in-flight segments, FIFO */
@@ -305,7 +306,7 @@ static void compress_segment(struct kiln_job *job, void *ctx)
 struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 				   unsigned int workers, int fd,
 				   const char *image, unsigned int blkszbits,
-				   uint32_t first_blk, struct kiln_zmeta *zmeta)
+				   uint64_t first_blk, struct kiln_zmeta *zmeta)
 {
 	struct kiln_zwriter *zw = xcalloc(1, sizeof(*zw));
 
@@ -394,9 +395,9 @@ static int store_flat(struct kiln_zwriter *zw, struct zfile *f,
 				strerror(errno)), -1;
 	in->compressed = false;
 	in->datalayout = tail ? EROFS_INODE_FLAT_INLINE : EROFS_INODE_FLAT_PLAIN;
-	in->startblk = zw->next_blk;
+	in->startblk = (uint32_t)zw->next_blk;	/* no higher than before */
 	in->inline_size = tail;
-	zw->next_blk += (uint32_t)nblocks;
+	zw->next_blk += nblocks;
 	p = kiln_zmeta_place(zw->zmeta, in, kiln_inode_base_size(in) + tail);
 	memcpy(p + kiln_inode_base_size(in), f->raw + body, tail);
 	return 0;
@@ -448,6 +449,8 @@ static int retire_one(struct kiln_zwriter *zw)
 			 "" : "compression failed: ", s->error == EAGAIN ?
 			 "file changed while being read" : strerror(s->error));
 		ret = -1;
+	} else if (zw->next_blk + s->outlen / zw->blksz > EROFS_MAX_BLOCKS) {
+		ret = kiln_err_too_large(zw->blkszbits);
 	} else if (pwrite_all(zw->fd, s->out, s->outlen,
 			      (uint64_t)zw->next_blk << zw->blkszbits)) {
 		kiln_err("%s: write failed: %s", zw->image, strerror(errno));
@@ -459,7 +462,7 @@ static int retire_one(struct kiln_zwriter *zw)
 			f->ext = xrealloc(f->ext, f->cap_ext * sizeof(*f->ext));
 		}
 		f->ext[f->nr_ext++] = (struct kiln_extent){
-			.start = pos, .blkaddr = zw->next_blk,
+			.start = pos, .blkaddr = (uint32_t)zw->next_blk,
 			.nblocks = s->ext[i].nblocks, .plain = s->ext[i].plain,
 			.inlined = s->ext[i].inlined,
 		};
@@ -537,7 +540,7 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in)
 	return 0;
 }
 
-int kiln_zw_finish(struct kiln_zwriter *zw, uint32_t *end_blk)
+int kiln_zw_finish(struct kiln_zwriter *zw, uint64_t *end_blk)
 {
 	int ret = 0;
 

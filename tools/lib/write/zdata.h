@@ -19,11 +19,11 @@ struct kiln_zwriter;
 struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 				   unsigned int workers, int fd,
 				   const char *image, unsigned int blkszbits,
-				   uint32_t first_blk, struct kiln_zmeta *zmeta);
+				   uint64_t first_blk, struct kiln_zmeta *zmeta);
 /* Queues a file; its inode is placed in zmeta once all of it is done. */
 int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in);
 /* Drains and stops; returns the first block after all compressed data. */
-int kiln_zw_finish(struct kiln_zwriter *zw, uint32_t *end_blk);
+int kiln_zw_finish(struct kiln_zwriter *zw, uint64_t *end_blk);
 uint64_t kiln_zw_segment_size(const struct kiln_compr_cfg *cfg);
 
 /* Index format of one compressed inode; base = inode + xattr bytes. */
