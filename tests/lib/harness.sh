@@ -44,8 +44,12 @@ mount_erofs() {
 }
 
 cleanup_test() {
+	# undone in reverse: loop devices after the mounts over them
 	if [ -f "$T/.mounts" ]; then
 		tac "$T/.mounts" | while read -r m; do umount "$m" 2>/dev/null; done
+	fi
+	if [ -f "$T/.cleanup" ]; then
+		tac "$T/.cleanup" | while read -r c; do eval "$c" 2>/dev/null; done
 	fi
 	rm -rf "$T"
 }

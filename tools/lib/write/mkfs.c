@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * kiln_mkfs(): scan, lay out, write. The image is written under a temporary
- * name next to the target, synced and renamed into place only when complete,
- * so a failure never leaves something that looks like an image.
+ * kiln_mkfs(): scan, lay out, write. A file image is written under a
+ * temporary name next to the target, synced and renamed into place only
+ * when complete, so a failure (or SIGINT/SIGTERM/SIGHUP) never leaves
+ * something that looks like an image. A block device is written in place,
+ * as `mkfs.erofs /dev/mmcblk0p2 dir` means: its old superblock is wiped
+ * first, so a failed build leaves no image that looks valid there either.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
+#include <string.h>
 #include "kiln.h"
 #include "layout.h"
+#include "target.h"
 #include "tree.h"
 #include "common/util.h"
 #include "writer.h"
@@ -29,52 +30,45 @@ void kiln_mkfs_opts_init(struct kiln_mkfs_opts *o)
 	o->workers = 1;
 }
 
-static int sync_parent(const char *path)
-{
-	char *copy = xstrdup(path);
-	int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int ret = fd < 0 ? -1 : fsync(fd);
+/* The temporary file a signal must remove; set while it exists. */
+static char *volatile signal_tmp;
 
-	if (fd >= 0)
-		close(fd);
-	free(copy);
-	return ret;
+static void on_signal(int sig)
+{
+	char *tmp = signal_tmp;
+
+	if (tmp)
+		unlink(tmp);		/* async-signal-safe */
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
-static int create_temp(const char *image, char **tmp)
+static void catch_signals(bool on)
 {
-	mode_t mask = umask(0);
-	int fd;
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa = { .sa_handler = on ? on_signal : SIG_DFL };
 
-	umask(mask);
-	*tmp = xmalloc(strlen(image) + 16);
-	strcpy(*tmp, image);
-	strcat(*tmp, ".tmp.XXXXXX");
-	fd = mkstemp(*tmp);
-	if (fd < 0) {
-		kiln_err("%s: %s", image, strerror(errno));
-		free(*tmp);
-		*tmp = NULL;
-		return -1;
-	}
-	fchmod(fd, 0644 & ~mask);
-	return fd;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
 }
 
-static int build(const struct kiln_mkfs_opts *o, int fd)
+static int build(const struct kiln_mkfs_opts *o, struct kiln_target *t)
 {
 	struct kiln_tree tree;
 	struct kiln_xattr_pool pool = { 0 };
 	struct kiln_layout l = { 0 };
-	int ret = kiln_tree_scan(o, &tree);
+	int ret = kiln_tree_scan(o, &tree, t->skip, t->nr_skip);
 
 	if (!ret)
 		ret = kiln_xattrs_share(&tree, &pool);
 	if (!ret)
 		ret = kiln_layout(&tree, &pool, o->blkszbits,
 				  o->compress ? &o->compr : NULL, &l);
+	/* a device too small for what is already known fails before a write */
 	if (!ret)
-		ret = kiln_write_image(fd, o->image, &tree, &pool, &l, o);
+		ret = kiln_target_prepare(t, l.total_blocks << l.blkszbits);
+	if (!ret)
+		ret = kiln_write_image(t->fd, o->image, &tree, &pool, &l, o);
 	if (!ret)
 		kiln_info(1, "%s: %u inodes, %llu metadata blocks of %u bytes",
 			  o->image, l.nr, (unsigned long long)l.meta_blocks,
@@ -87,25 +81,20 @@ static int build(const struct kiln_mkfs_opts *o, int fd)
 
 int kiln_mkfs(const struct kiln_mkfs_opts *o)
 {
-	char *tmp;
-	int fd = create_temp(o->image, &tmp);
+	struct kiln_target t;
 	int ret;
 
-	if (fd < 0)
+	catch_signals(true);
+	if (kiln_target_open(&t, o->image)) {
+		kiln_target_free(&t);
+		catch_signals(false);
 		return -1;
-	ret = build(o, fd);
-	if (close(fd) && !ret) {
-		kiln_err("%s: %s", o->image, strerror(errno));
-		ret = -1;
 	}
-	if (!ret && rename(tmp, o->image)) {
-		kiln_err("%s: %s", o->image, strerror(errno));
-		ret = -1;
-	}
-	if (ret)
-		unlink(tmp);
-	else
-		sync_parent(o->image);
-	free(tmp);
+	signal_tmp = t.tmp;
+	ret = build(o, &t);
+	ret = kiln_target_close(&t, ret);
+	catch_signals(false);
+	signal_tmp = NULL;
+	kiln_target_free(&t);
 	return ret;
 }

@@ -29,6 +29,9 @@ struct scan {
 	size_t srclen;			/* strlen(source): relpath offset */
 	struct link_slot *links;	/* open-addressed (dev, ino) table */
 	size_t links_cap, links_used;
+	const struct kiln_file_id *skip;	/* files never packed */
+	unsigned int nr_skip;
+	struct kiln_inode skipped;	/* scan_one's answer for those */
 };
 
 static size_t link_hash(dev_t dev, ino_t ino, size_t cap)
@@ -122,7 +125,19 @@ static bool excluded(const struct scan *s, const char *path)
 static int scan_dir(struct scan *s, struct kiln_inode *dir,
 		    struct kiln_inode *parent);
 
-/* Returns the inode for path, new or (for a hard link) already seen. */
+static bool skipped(const struct scan *s, const struct stat *st)
+{
+	for (unsigned int i = 0; i < s->nr_skip; i++)
+		if (s->skip[i].dev == st->st_dev && s->skip[i].ino == st->st_ino)
+			return true;
+	return false;
+}
+
+/*
+ * Returns the inode for path, new or (for a hard link) already seen, or
+ * &s->skipped. Only the root is followed if it is a symlink: the source
+ * named on the command line is the directory it points to.
+ */
 static struct kiln_inode *scan_one(struct scan *s, const char *path,
 				   struct kiln_inode *parent)
 {
@@ -130,9 +145,13 @@ static struct kiln_inode *scan_one(struct scan *s, const char *path,
 	struct link_slot *slot = NULL;
 	struct stat st;
 
-	if (lstat(path, &st)) {
+	if (parent ? lstat(path, &st) : stat(path, &st)) {
 		kiln_err("%s: %s", path, strerror(errno));
 		return NULL;
+	}
+	if (skipped(s, &st)) {
+		kiln_info(1, "%s: left out (the image being written)", path);
+		return &s->skipped;
 	}
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
 		if (s->links_used * 2 >= s->links_cap)
@@ -240,6 +259,8 @@ static int scan_dir(struct scan *s, struct kiln_inode *dir,
 			in = scan_one(s, path, dir);
 			if (!in)
 				ret = -1;
+			else if (in == &s->skipped)
+				in = NULL;
 			else
 				add_dentry(dir, names[i], in);
 			if (in && S_ISDIR(in->mode))
@@ -256,9 +277,11 @@ static int scan_dir(struct scan *s, struct kiln_inode *dir,
 	return ret;
 }
 
-int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
+int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree,
+		   const struct kiln_file_id *skip, unsigned int nr_skip)
 {
-	struct scan s = { .o = o, .tree = tree };
+	struct scan s = { .o = o, .tree = tree, .skip = skip,
+			  .nr_skip = nr_skip };
 	struct stat st;
 	char *src = xstrdup(o->source);
 	size_t len = strlen(src);

@@ -6,7 +6,16 @@
 #include "inode.h"
 #include "kiln.h"
 
-int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree);
+#include <sys/types.h>
+
+/* A file by identity, whatever its name: the image itself is never packed. */
+struct kiln_file_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree,
+		   const struct kiln_file_id *skip, unsigned int nr_skip);
 void kiln_tree_free(struct kiln_tree *tree);
 /* Sorts a directory's entries in EROFS order (bytewise, shorter first). */
 void kiln_dentries_sort(struct kiln_dentry *d, uint32_t n);

@@ -31,6 +31,12 @@ struct writer {
 	struct kiln_zmeta zmeta;	/* compressed inodes, after the data */
 	uint8_t *buf;			/* CHUNK bytes for file data */
 	uint64_t end_blk;		/* first block after all data */
+	/*
+	 * A new file reads zeros where nothing was written, so zero blocks
+	 * and holes are skipped; a block device holds an older image's
+	 * bytes there, so every byte of every data block is written.
+	 */
+	bool zero_fill;
 };
 
 static uint8_t *inode_ptr(const struct writer *w, const struct kiln_inode *in)
@@ -48,6 +54,18 @@ static uint8_t *inline_ptr(const struct writer *w, const struct kiln_inode *in)
 static bool all_zero(const uint8_t *p, size_t n)
 {
 	return !n || (!p[0] && !memcmp(p, p + 1, n - 1));
+}
+
+/* Zeros from byte at to the end of its block. */
+static int pad_block(struct writer *w, uint64_t at)
+{
+	static const uint8_t zero[4096];
+	uint32_t n = w->l->blksz - (uint32_t)(at % w->l->blksz);
+
+	if (!pwrite_all(w->fd, zero, n, at))
+		return 0;
+	kiln_err("%s: write failed: %s", w->image, strerror(errno));
+	return -1;
 }
 
 /* Places bytes [off, off+len) of an inode's data where the layout says. */
@@ -71,12 +89,15 @@ static int emit(struct writer *w, const struct kiln_inode *in,
 			n = len;
 		if (off + n > blkbytes)
 			n = (size_t)(blkbytes - off);
-		if (!all_zero(p, n) &&
+		if ((w->zero_fill || !all_zero(p, n)) &&
 		    pwrite_all(w->fd, p, n, (uint64_t)in->startblk * blksz + off)) {
 			kiln_err("%s: write failed: %s", w->image,
 				 strerror(errno));
 			return -1;
 		}
+		if (w->zero_fill && off + n == blkbytes && blkbytes % blksz &&
+		    pad_block(w, (uint64_t)in->startblk * blksz + blkbytes))
+			return -1;
 		p += n;
 		off += n;
 		len -= n;
@@ -121,6 +142,8 @@ static int copy_segments(struct writer *w, const struct kiln_inode *in, int fd)
 {
 	uint64_t pos = 0;
 
+	if (w->zero_fill)	/* holes are written as zeros */
+		return copy_range(w, in, fd, 0, in->size);
 	while (pos < in->size) {
 		off_t data = lseek(fd, (off_t)pos, SEEK_DATA);
 		off_t hole;
@@ -335,6 +358,16 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 	return ret;
 }
 
+/* A file ends where the image does; a block device keeps its size. */
+static int set_size(int fd, uint64_t bytes)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -1;
+	return S_ISREG(st.st_mode) ? ftruncate(fd, (off_t)bytes) : 0;
+}
+
 int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 		     const struct kiln_xattr_pool *pool,
 		     const struct kiln_layout *l,
@@ -342,8 +375,10 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 {
 	size_t metasize = (size_t)l->meta_blocks * l->blksz;
 	struct writer w = { .fd = fd, .image = image, .l = l };
+	struct stat st;
 	int ret = -1;
 
+	w.zero_fill = fstat(fd, &st) || !S_ISREG(st.st_mode);
 	w.meta = xcalloc(1, metasize);
 	w.buf = xmalloc(CHUNK);
 	kiln_zmeta_init(&w.zmeta, l->blksz);
@@ -358,7 +393,7 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 	if (pwrite_all(fd, w.meta, metasize, 0) ||
 	    pwrite_all(fd, w.zmeta.buf, kiln_zmeta_size(&w.zmeta),
 		       w.zmeta.start) ||
-	    ftruncate(fd, (off_t)w.end_blk * l->blksz) || fsync(fd)) {
+	    set_size(fd, w.end_blk * l->blksz) || fsync(fd)) {
 		kiln_err("%s: write failed: %s", image, strerror(errno));
 		goto out;
 	}
