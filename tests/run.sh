@@ -26,14 +26,32 @@ for f in tests/integration/*.sh; do
 	. "$f"
 done
 
-# Every mkfs test runs against each build of the tool.
+# Every test_ function runs against the static musl build and the sanitizer
+# build; the static aarch64 build (the device's) runs under qemu-user
+# through wrappers in out/aarch64/qemu-bin, for the tests in AARCH64_TESTS:
+# emulation makes them several times slower.
+AARCH64_TESTS="roundtrip_default roundtrip_small_blocks deterministic cli
+	bad_input image_targets compress_roundtrip compress_tailpacking
+	compress_deterministic fsck_roundtrip fsck_damaged fsck_cli"
+QBIN=$PWD/out/aarch64/qemu-bin
+mkdir -p "$QBIN"
+for tool in mkfs.erofs fsck.erofs; do
+	printf '#!/bin/sh\nexec qemu-aarch64-static %s "$@"\n' \
+		"$PWD/out/aarch64/bin/$tool" > "$QBIN/$tool"
+	chmod 755 "$QBIN/$tool"
+done
 declare -A BUILDS=(
 	[musl]="out/x86_64/bin"
 	[asan]="out/asan/bin"
+	[aarch64]="out/aarch64/qemu-bin"
 )
-for build in musl asan; do
+for build in musl asan aarch64; do
 	export BIN=$PWD/${BUILDS[$build]} BUILD=$build
 	for t in $(declare -F | awk '$3 ~ /^test_/ {print $3}'); do
+		if [ "$build" = aarch64 ] &&
+		   ! echo " $AARCH64_TESTS " | tr -s ' \n\t' ' ' | grep -q " ${t#test_} "; then
+			continue
+		fi
 		run_test "$build/${t#test_}" "$t"
 	done
 done

@@ -169,6 +169,9 @@ test_cli() {
 	assert_grep '512\.\.1048576' "$T/err"
 	expect_rejected "-C 6144 -zlz4"
 	assert_grep '4096\.\.1048576 in steps of 4096' "$T/err"
+	# 2048 blocks do not fit the 11-bit block count of a big pcluster
+	expect_rejected "-b 512 -C 1048576 -zlz4"
+	assert_grep '512\.\.1048064 in steps of 512' "$T/err"
 	# -C without -z means nothing, and dracut always passes it
 	"$BIN/mkfs.erofs" --quiet -T 1 "$T/plain" "$T/src"
 	"$BIN/mkfs.erofs" --quiet -T 1 -C 65536 "$T/plainc" "$T/src"

@@ -221,7 +221,7 @@ static int source_date_epoch(struct kiln_mkfs_opts *o)
 static int check_compression(struct kiln_mkfs_opts *o)
 {
 	uint32_t blksz = 1u << o->blkszbits;
-	uint32_t pc = o->compr.pclustersize;
+	uint32_t pc = o->compr.pclustersize, max;
 
 	/*
 	 * -C without -z means nothing to an uncompressed image: erofs-utils
@@ -231,10 +231,14 @@ static int check_compression(struct kiln_mkfs_opts *o)
 		return 0;
 	if (!pc)
 		pc = o->compr.pclustersize = blksz;
-	if (pc % blksz) {
-		kiln_err("-C %u is not a multiple of the block size %u "
-			 "(valid: %u..1048576 in steps of %u)", pc, blksz,
-			 blksz, blksz);
+	/*
+	 * A big pcluster's block count is an 11-bit field (CBLKCNT): with
+	 * 512-byte blocks 1 MiB would be 2048 of them, one too many.
+	 */
+	max = 2047 * blksz < (1u << 20) ? 2047 * blksz : 1u << 20;
+	if (pc % blksz || pc > max) {
+		kiln_err("-C %u: valid sizes with %u-byte blocks are %u..%u in "
+			 "steps of %u", pc, blksz, blksz, max, blksz);
 		return -1;
 	}
 	kiln_compr_finish_cfg(&o->compr, blksz);

@@ -83,17 +83,21 @@ long kiln_fit_by_search(const struct kiln_compressor *c, void *ctx,
 			double *ratio)
 {
 	size_t avail = *srclen, lo = 0, hi = avail + 1, len, bestlen = 0;
+	size_t width = hi;
 	long best = 0, nlo = 0, nhi = 0;
 	double target = (double)dstcap * 0.99;
+	bool bisect = false;
 
 	/* first guess: what fitted last time, by the last ratio seen */
 	len = (size_t)(target * *ratio);
-	for (int tries = 0; tries < 8; tries++) {
+	/* past 16 tries only while nothing fits: halving finds a prefix */
+	for (int tries = 0; tries < 16 || (!best && hi > 1); tries++) {
 		long n;
 
 		if (len > avail)
 			len = avail;
-		if (len >= hi || len <= lo)	/* outside what we know: bisect */
+		/* outside what we know, or the guesses crawl: bisect */
+		if (len >= hi || len <= lo || bisect)
 			len = lo + (hi - lo) / 2;
 		n = c->compress(ctx, src, len, scratch, scratchcap);
 		if (n < 0)
@@ -113,6 +117,15 @@ long kiln_fit_by_search(const struct kiln_compressor *c, void *ctx,
 		/* the search window itself is down to under 1% */
 		if (hi - lo <= lo / 128 + 64)
 			break;
+		/*
+		 * Guesses from the ratio assume output grows with input in
+		 * proportion; on noise followed by zeros it does not, and
+		 * they shrink the window by a percent a try. A try that did
+		 * not halve the window makes the next one a bisection (once
+		 * bisecting is cheap: nothing fits yet, or both ends known).
+		 */
+		bisect = hi - lo > width / 2 && (!lo || hi <= avail);
+		width = hi - lo;
 		/*
 		 * Aim at 99% full: between the two closest tries when both
 		 * sides are known, else at the ratio this try showed.

@@ -120,8 +120,13 @@ static long zstd_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 		}
 		if (in || ++restarts > 4)
 			break;
-		/* the very first chunk overflowed: start again, smaller */
-		*ratio *= 0.5;
+		/*
+		 * The very first chunk overflowed: start again, smaller. A
+		 * ratio carried over from a run of zeros can be 40 or more;
+		 * halving it four times would still overflow on noise, so a
+		 * high one drops to 4 first: 4, 2, 1, 0.5 (noise fits by 1).
+		 */
+		*ratio = *ratio > 8.0 ? 4.0 : *ratio * 0.5;
 		ZSTD_CCtx_reset(x->cctx, ZSTD_reset_session_only);
 	}
 	if (!in)

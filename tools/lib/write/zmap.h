@@ -30,7 +30,11 @@ struct kiln_zindex_fmt {
 
 /* Bytes from the map header to the end of the index. */
 uint64_t kiln_zindex_size(uint64_t isize, const struct kiln_zindex_fmt *f);
-/* idata_size: bytes of the inline tail pcluster (ztailpacking), or 0. */
+/*
+ * idata_size: bytes of the inline tail pcluster (ztailpacking), or 0.
+ * A pcluster has at most 2047 blocks (its count is 11 bits, CBLKCNT);
+ * mkfs's -C check keeps them there.
+ */
 void kiln_zindex_encode(uint8_t *out, const struct kiln_extent *ext,
 			uint32_t nr, uint64_t isize, uint16_t idata_size,
 			const struct kiln_zindex_fmt *f);
