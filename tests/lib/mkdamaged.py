@@ -32,7 +32,7 @@ def main():
     def put(fmt, off, *v):
         return lambda im: struct.pack_into(fmt, im.b, off(im), *v)
 
-    case("truncated", "beyond the end of the image",
+    case("truncated", "image is truncated",
          lambda im: im.b.__delitem__(slice(16384, None)))
     case("bad-magic", "bad magic", put("<I", lambda im: 1024, 0x12345678),
          sign=False)

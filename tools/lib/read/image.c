@@ -226,6 +226,16 @@ static int check_sb(struct kiln_image *img, const uint8_t *blk,
 			      erofs_sb_checksum(blk + EROFS_SUPER_OFFSET, img->blkszbits));
 		return -1;
 	}
+	/*
+	 * Checked once here: otherwise every inode past the end would report
+	 * it, one message each. A larger image (a partition) is fine.
+	 */
+	if (sb->blocks && img->size >> img->blkszbits < sb->blocks) {
+		kiln_diag_set(d, "image is truncated: %llu bytes, superblock "
+			      "says %u blocks", (unsigned long long)img->size,
+			      sb->blocks);
+		return -1;
+	}
 	if (sb->dirblkbits) {
 		kiln_diag_set(d, "superblock: dirblkbits %u must be 0",
 			      sb->dirblkbits);
