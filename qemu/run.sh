@@ -1,5 +1,6 @@
 #!/bin/sh
 # run.sh DIR [CMDLINE_ARG...] -- boot out/<board>/ (DIR) in QEMU.
+# run.sh --print-accel DIR -- only say which accelerator a boot would use.
 #
 # Interactive by default: the serial console is this terminal (Ctrl-A X
 # quits). With SERIAL_LOG=FILE it runs headless, the console goes to FILE,
@@ -7,27 +8,130 @@
 # QEMU's, or 124 on a timeout. DISK=FILE boots another disk image than
 # DIR/disk.img. Extra arguments are added to the board's kernel command line;
 # QEMU_OPTS adds options to QEMU's (e.g. -snapshot: the disk stays as built).
-# KVM when /dev/kvm can be used, TCG otherwise.
+#
+# The accelerator: KILN_QEMU_ACCEL=kvm or tcg forces one. Otherwise KVM when
+# a guest really runs under it here, TCG if not: /dev/kvm may exist, open
+# and let QEMU start, and KVM still fail the guest's first instruction it
+# cannot handle ("KVM internal error ... emulation failure"), after which
+# QEMU sits paused forever. So the board's kernel is booted under KVM for a
+# few seconds, without initramfs or root, and must get as far as its
+# "cannot mount root" panic. KILN_QEMU_ACCEL_CACHE=FILE keeps the answer in
+# FILE and reuses it (the tests set it once per run: one probe, not one per
+# boot).
 set -eu
-DIR=${1:?usage: run.sh DIR [CMDLINE_ARG...]}
+print_accel=false
+if [ "${1:-}" = --print-accel ]; then
+	print_accel=true
+	shift
+fi
+DIR=${1:?usage: run.sh [--print-accel] DIR [CMDLINE_ARG...]}
 shift
 . "$DIR/board.conf"
 DISK=${DISK:-$DIR/disk.img}
+set -f	# QEMU_ARGS and QEMU_OPTS are split into words, never globbed
 
-# KVM only when QEMU can start with it here: /dev/kvm may exist and still
-# be unusable (no permission, nested virtualisation off).
-accel=tcg
-if [ -e /dev/kvm ] && echo quit | timeout 20 $QEMU -accel kvm -M none \
-	-display none -monitor stdio -nodefaults >/dev/null 2>&1; then
-	accel=kvm
+# alive PID: the process runs (not gone, not a zombie nobody waited for)
+alive() {
+	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	st=${st##*) }
+	[ "${st%% *}" != Z ]
+}
+
+# qemu_args: the board's QEMU arguments with its disk (split into words
+# where used: globbing is off, set -f below)
+qemu_args() { echo "$QEMU_ARGS" | sed "s|@DISK@|$DISK|g"; }
+
+# probe_kvm: 0 when the board's kernel boots under KVM here, to its panic
+# for want of a root (panic=-1 reboots at once, and -no-reboot exits QEMU),
+# printing within PROBE_FIRST seconds and done within PROBE_SECONDS: KVM
+# runs a kernel in about a second, and one that is slower than that is not
+# worth using over TCG (on a host where KVM emulates what it should run,
+# the kernel printed nothing in 30 s, then hit the internal error). Says
+# why not on stderr.
+PROBE_FIRST=5 PROBE_SECONDS=20
+probe_kvm() {
+	if [ ! -e /dev/kvm ]; then
+		echo "qemu: no /dev/kvm, TCG" >&2
+		return 1
+	fi
+	P=$(mktemp -d "${TMPDIR:-/tmp}/kiln-kvm-probe.XXXXXX")
+	: >"$P/serial"
+	: >"$P/err"
+	# shellcheck disable=SC2046 # QEMU_ARGS are words
+	$QEMU -accel kvm -kernel "$DIR/vmlinuz" -append "$CMDLINE panic=-1" \
+		$(qemu_args) -snapshot -no-reboot -display none -monitor none \
+		-serial "file:$P/serial" </dev/null >"$P/err" 2>&1 &
+	qpid=$!
+	trap 'kill -9 $qpid 2>/dev/null; rm -rf "$P"' EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	n=0 why=
+	while :; do
+		if grep -q 'KVM internal error' "$P/err"; then
+			why="$(grep -m1 'KVM internal error' "$P/err")$(grep -m1 'emulation failure' "$P/err" | sed 's/^/: /')"
+			break
+		elif grep -q 'Kernel panic' "$P/serial"; then
+			break
+		elif ! alive $qpid; then
+			why="QEMU stopped: $(grep -v '^qemu-system[^:]*: warning:' "$P/err" | head -n 1)"
+			break
+		elif [ $n -ge $((PROBE_FIRST * 5)) ] && [ ! -s "$P/serial" ]; then
+			why="no kernel output in ${PROBE_FIRST}s"
+			break
+		elif [ $n -ge $((PROBE_SECONDS * 5)) ]; then
+			why="the kernel did not boot in ${PROBE_SECONDS}s"
+			break
+		fi
+		sleep 0.2
+		n=$((n + 1))
+	done
+	kill -9 $qpid 2>/dev/null || true
+	wait $qpid 2>/dev/null || true
+	rm -rf "$P"
+	trap - EXIT INT TERM
+	if [ -n "$why" ]; then
+		echo "qemu: KVM cannot run the guest here ($why), TCG" >&2
+		return 1
+	fi
+	echo "qemu: KVM booted the kernel in $((n / 5)).$((n % 5 * 2))s" >&2
+}
+
+accel=${KILN_QEMU_ACCEL:-}
+case $accel in
+kvm | tcg) ;;
+"")
+	cache=${KILN_QEMU_ACCEL_CACHE:-}
+	if [ -n "$cache" ] && [ -f "$cache" ]; then
+		accel=$(cat "$cache")
+	fi
+	case $accel in
+	kvm | tcg) ;;
+	*)
+		if probe_kvm; then accel=kvm; else accel=tcg; fi
+		if [ -n "$cache" ]; then
+			echo "$accel" >"$cache.$$"
+			mv "$cache.$$" "$cache"
+		fi
+		;;
+	esac
+	;;
+*)
+	echo "qemu: KILN_QEMU_ACCEL=$accel: kvm or tcg" >&2
+	exit 2
+	;;
+esac
+if $print_accel; then
+	echo "$accel"
+	exit 0
 fi
 echo "qemu: $QEMU with $accel" >&2
-# shellcheck disable=SC2086 # QEMU_ARGS are words
+# shellcheck disable=SC2046,SC2086 # QEMU_ARGS and QEMU_OPTS are words
 set -- $QEMU -accel "$accel" -kernel "$DIR/vmlinuz" \
 	-initrd "$DIR/initramfs.img" -append "$CMDLINE $*" \
-	$(echo "$QEMU_ARGS" | sed "s|@DISK@|$DISK|g") -no-reboot ${QEMU_OPTS:-}
+	$(qemu_args) -no-reboot ${QEMU_OPTS:-}
 if [ -z "${SERIAL_LOG:-}" ]; then
 	exec "$@" -nographic
 fi
-timeout "${TIMEOUT:-300}" "$@" -display none -monitor none \
+# exec: whoever started run.sh can stop QEMU by stopping this process
+exec timeout "${TIMEOUT:-300}" "$@" -display none -monitor none \
 	-serial "file:$SERIAL_LOG"
