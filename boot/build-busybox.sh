@@ -4,6 +4,7 @@
 # to OUT, with the list of its applets' paths in OUT.links. Cached in $KILN_CACHE/ARCH/busybox-VERSION-CONFIGSUM: a changed
 # config is a new build, an unchanged one costs a copy.
 set -eu
+umask 022
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ARCH=${1:?usage: build-busybox.sh ARCH OUT}
@@ -28,7 +29,9 @@ x86_64) KARCH=x86_64-linux-gnu ;;
 aarch64) KARCH=aarch64-linux-gnu ;;
 *) die "unknown ARCH $ARCH" ;;
 esac
-SUM=$( (echo "recipe=$RECIPE"; cat "$CONFIG") | sha256sum | cut -c1-12)
+[ -r "$CONFIG" ] || die "cannot read $CONFIG"
+SUM=$( (echo "recipe=$RECIPE"; cat "$CONFIG") | sha256sum) || die "sha256sum failed"
+SUM=$(echo "$SUM" | cut -c1-12)
 DEST=$CACHE/$ARCH/busybox-1.35.0-4+deb12u1-$SUM
 if [ ! -x "$DEST/busybox" ]; then
 	mkdir -p "$SRC" "$CACHE/$ARCH"

@@ -7,6 +7,7 @@
 # and the board's KERNEL_FRAGMENTS merged by the kernel's merge_config.sh.
 # Object files stay in DEST.build, so a rebuild only compiles what changed.
 set -eu
+umask 022
 CONF=${1:?usage: build-kernel.sh BOARD_CONF DEST}
 DEST=${2:?usage: build-kernel.sh BOARD_CONF DEST}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,10 +55,10 @@ mkdir -p "$DEST.new/tree"
 kmake modules_install INSTALL_MOD_PATH="$DEST.new/tree" INSTALL_MOD_STRIP=1 ||
 	die "modules_install failed (log: $LOG)"
 kver=$(make -s -C "$KSRC" O="$O" ARCH=$karch kernelrelease)
+kversion=$(make -s -C "$KSRC" kernelversion)	# (checked: not inside echo)
 cp "$O/$image" "$DEST.new/vmlinuz"
 echo "$kver" >"$DEST.new/kver"
-echo "own-build-of-$(basename "$KSRC") $(make -s -C "$KSRC" kernelversion) -" \
-	>"$DEST.new/package"
+echo "own-build-of-$(basename "$KSRC") $kversion -" >"$DEST.new/package"
 rm -rf "$DEST"
 mv "$DEST.new" "$DEST"
 echo "build-kernel: $kver built in $(($(date +%s) - start)) s"

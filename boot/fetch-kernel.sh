@@ -4,6 +4,7 @@
 # and DEST/package ("NAME VERSION SHA256-of-the-.deb", for the manifest).
 # The .deb is kept in $KILN_CACHE/debs.
 set -eu
+umask 022
 CONF=${1:?usage: fetch-kernel.sh BOARD_CONF DEST}
 DEST=${2:?usage: fetch-kernel.sh BOARD_CONF DEST}
 CACHE=$(mkdir -p "${KILN_CACHE:-$HOME/.cache/kiln}" && cd "${KILN_CACHE:-$HOME/.cache/kiln}" && pwd)	# absolute: the build changes directory
@@ -39,6 +40,7 @@ kver=$(ls "$DEST.new/tree/lib/modules")
 mv "$DEST.new/tree/boot/vmlinuz-$kver" "$DEST.new/vmlinuz"
 rm -rf "$DEST.new/tree/boot" "$DEST.new/tree/usr"
 echo "$kver" >"$DEST.new/kver"
-echo "$pkg $ver $(sha256sum "$deb" | cut -d' ' -f1)" >"$DEST.new/package"
+sum=$(sha256sum "$deb")
+echo "$pkg $ver ${sum%% *}" >"$DEST.new/package"
 rm -rf "$DEST"
 mv "$DEST.new" "$DEST"

@@ -10,6 +10,7 @@
 # $KILN_CACHE/apt-firmware, checked with Debian's archive key as usual.
 # The .debs are kept in $KILN_CACHE/debs.
 set -eu
+umask 022
 CONF=${1:?usage: fetch-firmware.sh BOARD_CONF DEST}
 DEST=${2:?usage: fetch-firmware.sh BOARD_CONF DEST}
 FIRMWARE_PKGS=
@@ -73,8 +74,9 @@ if [ -n "$FIRMWARE_PKGS" ]; then
 				die "$deb: SHA-256 differs from the archive's"
 		fi
 		dpkg-deb -x "$deb" "$DEST.new/tree" || die "cannot unpack $deb"
-		echo "$name $(dpkg-deb -f "$deb" Version) $(sha256sum "$deb" | cut -d' ' -f1)" \
-			>>"$DEST.new/package"
+		v=$(dpkg-deb -f "$deb" Version) || die "$deb: no version"
+		sum=$(sha256sum "$deb") || die "cannot read $deb"
+		echo "$name $v ${sum%% *}" >>"$DEST.new/package"
 	done
 	# only /lib/firmware is wanted (/usr/lib/firmware on newer packages)
 	if [ -d "$DEST.new/tree/usr/lib/firmware" ]; then

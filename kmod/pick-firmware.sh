@@ -7,6 +7,7 @@
 # carry drivers for hardware whose firmware Debian does not ship, and the
 # image's manifest says so rather than the build failing.
 set -eu
+umask 022
 [ $# = 3 ] || { echo "usage: pick-firmware.sh KVER FWROOT DESTROOT" >&2; exit 1; }
 KVER=$1 FW=$2/lib/firmware DEST=$3
 MODS=$DEST/lib/modules/$KVER
@@ -15,7 +16,12 @@ MODS=$DEST/lib/modules/$KVER
 while read -r ko; do
 	mod=${ko##*/}
 	mod=${mod%.ko}
-	for name in $(modinfo -F firmware "$MODS/$ko"); do
+	# read first: a failing modinfo in the for list would go unseen
+	names=$(modinfo -F firmware "$MODS/$ko") || {
+		echo "pick-firmware: modinfo failed on $ko" >&2
+		exit 1
+	}
+	for name in $names; do
 		if [ -f "$FW/$name" ]; then
 			mkdir -p "$DEST/lib/firmware/$(dirname "$name")"
 			cp -L "$FW/$name" "$DEST/lib/firmware/$name"

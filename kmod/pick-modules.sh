@@ -14,6 +14,7 @@
 # Debian's kernel packages ship no modules.dep, so depmod first runs on
 # SRCROOT itself when it has none.
 set -eu
+umask 022
 
 die() {
 	echo "pick-modules: $*" >&2

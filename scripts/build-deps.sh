@@ -73,7 +73,8 @@ dsc_sums() {
 # have_src DSC: the .dsc and every file it lists are already downloaded.
 have_src() {
 	[ -f "$1" ] || return 1
-	for f in $(dsc_sums "$1" | awk '{ print $2 }'); do
+	sums=$(dsc_sums "$1") || return 1
+	for f in $(printf '%s\n' "$sums" | awk '{ print $2 }'); do
 		[ -f "$SRC/$f" ] || return 1
 	done
 }
@@ -89,7 +90,9 @@ fetch() {
 	fi
 	echo "$3  $dsc" | sha256sum -c --status ||
 		die "$dsc does not match its pinned SHA-256; delete it to re-download"
-	(cd "$SRC" && dsc_sums "$dsc" | sha256sum -c --strict --quiet) >&2 ||
+	# the list first: a failed awk feeding sha256sum -c would check less
+	sums=$(dsc_sums "$dsc") || die "cannot read $dsc"
+	(cd "$SRC" && printf '%s\n' "$sums" | sha256sum -c --strict --quiet) >&2 ||
 		die "$PKG $2: files in $SRC fail the .dsc's SHA-256 (above); delete them to re-download"
 }
 

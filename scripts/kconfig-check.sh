@@ -47,10 +47,12 @@ kmake "$base" || { tail "$W/log" >&2; echo "kconfig-check: $base failed" >&2; ex
 	{ tail "$W/log" >&2; echo "kconfig-check: merge_config.sh failed" >&2; exit 2; }
 kmake olddefconfig || { tail "$W/log" >&2; exit 2; }
 
-# every symbol this tree defines, for any architecture
+# every symbol this tree defines, for any architecture (no pipe: a failed
+# find would leave symbols out, reported as missing from the tree)
 find "$KSRC" -name 'Kconfig*' -exec sed -n \
-	's/^[[:space:]]*\(menu\)\{0,1\}config[[:space:]]\{1,\}\([A-Za-z0-9_]*\).*/\2/p' {} + |
-	sort -u >"$W/defined"
+	's/^[[:space:]]*\(menu\)\{0,1\}config[[:space:]]\{1,\}\([A-Za-z0-9_]*\).*/\2/p' {} + \
+	>"$W/defined.all" || { echo "kconfig-check: cannot read $KSRC's Kconfig files" >&2; exit 2; }
+sort -u "$W/defined.all" >"$W/defined"
 
 bad=0
 for f in "$@"; do

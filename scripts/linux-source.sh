@@ -22,12 +22,18 @@ if [ ! -f "$DEST/Makefile" ]; then
 	[ -f "$deb" ] || (cd "$CACHE/debs" && apt-get download "$PKG=$ver" >/dev/null 2>&1) ||
 		die "cannot download $PKG $ver"
 	[ -f "$deb" ] || die "downloaded $PKG $ver, but not as $deb"
-	rm -rf "$DEST.new" && mkdir -p "$DEST.new"
-	dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards './usr/src/linux-source-*.tar.xz' |
-		xz -dc -T0 | tar -x -C "$DEST.new" --strip-components=1 ||
-		die "cannot unpack $deb"
+	rm -rf "$DEST.new" "$DEST.deb" && mkdir -p "$DEST.new"
+	trap 'rm -rf "$DEST.new" "$DEST.deb"' EXIT
+	# in steps, each checked (through pipes, only the last one's failure
+	# would show): the package, then the source tarball inside it
+	dpkg-deb -x "$deb" "$DEST.deb" || die "cannot unpack $deb"
+	set -- "$DEST.deb"/usr/src/linux-source-*.tar.xz
+	[ -f "$1" ] || die "$deb: no linux-source-*.tar.xz inside"
+	tar -x -C "$DEST.new" --strip-components=1 --use-compress-program='xz -T0' \
+		-f "$1" || die "cannot unpack $1"
 	[ -f "$DEST.new/Makefile" ] || die "$deb: no kernel tree inside"
 	rm -rf "$DEST"
 	mv "$DEST.new" "$DEST"
+	rm -rf "$DEST.deb"
 fi
 echo "$DEST"
