@@ -5,7 +5,18 @@
 # $ROOTFS_OVERLAY; or, when $ROOTFS_DIR is set, that whole prepared tree
 # (e.g. from debootstrap) with Kiln's tools and mount points added.
 # Every file is owned by root and stamped with $SOURCE_DATE_EPOCH.
+#
+# The same inputs give the same image whoever builds it: what the script
+# creates gets its mode from umask 022, Kiln's own files (boot/skel, the
+# board's overlay) the modes git records (directories and executables 0755,
+# other files 0644) whatever umask they were checked out with, and no
+# extended attribute of the build host gets in: Kiln's files are copied
+# without any, $ROOTFS_OVERLAY too (cp -R), and $ROOTFS_DIR keeps only its
+# file capabilities (security.capability, as packages set them: ping's
+# cap_net_raw) and POSIX ACLs, not the host's SELinux labels (other
+# security.*), trusted.* or user.* attributes.
 set -eu
+umask 022
 CONF=$1 BUSYBOX=$2 TOOLS=$3 MKFS=$4 OUT=$5
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BOARD_DIR=$(dirname "$CONF")
@@ -17,27 +28,50 @@ die() {
 	exit 1
 }
 
+# put SRC: Kiln's own files from SRC into the tree, with git's modes.
+put() {
+	cp -R "$1/." "$T/" || die "cannot copy $1"
+	# shellcheck disable=SC2016 # $0 and $f are sh -c's
+	(cd "$1" &&
+		find . -mindepth 1 \( -type d -o -type f -perm -u+x \) \
+			-exec sh -c 'for f; do chmod 0755 "$0/$f"; done' "$T" {} + &&
+		find . -type f ! -perm -u+x \
+			-exec sh -c 'for f; do chmod 0644 "$0/$f"; done' "$T" {} +) ||
+		die "cannot set the modes of $1's files"
+}
+
 T=$OUT.tree
+trap 'rm -rf "$T" "$T.caps" "$OUT.tmp"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 rm -rf "$T"
 mkdir -p "$T"
+T=$(cd "$T" && pwd)	# absolute: put() works from its source directory
 if [ -n "${ROOTFS_DIR:-}" ]; then
 	[ -d "$ROOTFS_DIR" ] || die "ROOTFS_DIR=$ROOTFS_DIR: not a directory"
-	cp -a "$ROOTFS_DIR/." "$T/"
+	cp -a --no-preserve=xattr,context "$ROOTFS_DIR/." "$T/" ||
+		die "cannot copy ROOTFS_DIR=$ROOTFS_DIR"
+	(cd "$ROOTFS_DIR" && getfattr -R -P -h -d -m '^security\.capability$' -e hex .) \
+		>"$T.caps" || die "cannot read the file capabilities in $ROOTFS_DIR"
+	[ ! -s "$T.caps" ] || (cd "$T" && setfattr -h --restore="$T.caps") ||
+		die "cannot set the file capabilities of $ROOTFS_DIR's files (needs root)"
 else
 	mkdir -p "$T/bin" "$T/sbin" "$T/usr/bin" "$T/usr/sbin" "$T/etc" \
 		"$T/root" "$T/lib"
 	cp "$BUSYBOX" "$T/bin/busybox"
+	chmod 0755 "$T/bin/busybox"
 	while read -r link; do
 		# relative links: the tree is correct wherever it is mounted
 		up=$(echo "${link#/}" | sed 's|[^/]*/|../|g; s|[^/]*$||')
 		ln -sf "${up}bin/busybox" "$T$link"
 	done <"$BUSYBOX.links"
 	ln -sf ../data/var "$T/var"
-	cp -R "$ROOT/boot/skel/." "$T/"
+	put "$ROOT/boot/skel"
 fi
 mkdir -p "$T/proc" "$T/sys" "$T/dev" "$T/run" "$T/tmp" "$T/data" "$T/usr/bin"
 cp "$TOOLS/fsck.erofs" "$TOOLS/mkfs.erofs" "$T/usr/bin/"
-[ ! -d "$BOARD_DIR/overlay" ] || cp -R "$BOARD_DIR/overlay/." "$T/"
+chmod 0755 "$T/usr/bin/fsck.erofs" "$T/usr/bin/mkfs.erofs"
+[ ! -d "$BOARD_DIR/overlay" ] || put "$BOARD_DIR/overlay"
 if [ -n "${ROOTFS_OVERLAY:-}" ]; then
 	[ -d "$ROOTFS_OVERLAY" ] || die "ROOTFS_OVERLAY=$ROOTFS_OVERLAY: not a directory"
 	cp -R "$ROOTFS_OVERLAY/." "$T/"
@@ -46,4 +80,3 @@ fi
 "$MKFS" --quiet $ROOT_MKFS_OPTS --all-root -T "$SOURCE_DATE_EPOCH" \
 	"$OUT.tmp" "$T" || die "mkfs.erofs failed"
 mv "$OUT.tmp" "$OUT"
-rm -rf "$T"
