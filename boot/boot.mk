@@ -2,7 +2,9 @@
 # folder; `make run` boots it in QEMU on this terminal. Each artifact is a
 # file target with its real inputs, so a second `make image` does nothing.
 board ?= qemu-x86_64
-B     := $(OUT)/$(board)
+# IMAGE_OUT=DIR builds the image in DIR instead (the tests build theirs
+# apart, never in the user's out/<board>).
+B     := $(or $(IMAGE_OUT),$(OUT)/$(board))
 BCONF := board/$(board)/board.conf
 BARCH  = $(shell . ./$(BCONF) && echo $$ARCH)
 # Reproducible builds: every timestamp is this one (the last commit's time

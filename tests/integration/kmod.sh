@@ -1,6 +1,6 @@
-# kmod/pick-modules.sh against Debian's own kernel (from `make image`) and
-# kmod's tools as the oracle: modinfo for what each module needs, modprobe
-# on the picked tree for what it resolves there.
+# kmod/pick-modules.sh against Debian's own kernel (the test image's, from
+# boot.sh's build_image) and kmod's tools as the oracle: modinfo for what
+# each module needs, modprobe on the picked tree for what it resolves there.
 
 kver_of_board() { cat "$BOARD_OUT/kernel/kver"; }
 
