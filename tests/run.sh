@@ -29,10 +29,11 @@ done
 # Every test_ function runs against the static musl build and the sanitizer
 # build; the static aarch64 build (the device's) runs under qemu-user
 # through wrappers in out/aarch64/qemu-bin, for the tests in AARCH64_TESTS:
-# emulation makes them several times slower.
+# emulation makes them several times slower (the compressed round trips
+# took ~280 s each there). Compressed images of the aarch64 build are
+# compared byte for byte with the x86_64 build's in once_aarch64_same_image.
 AARCH64_TESTS="roundtrip_default roundtrip_small_blocks deterministic cli
-	bad_input image_targets compress_roundtrip compress_tailpacking
-	compress_deterministic fsck_roundtrip fsck_damaged fsck_cli"
+	bad_input image_targets timestamps_decimal fsck_damaged fsck_cli"
 QBIN=$PWD/out/aarch64/qemu-bin
 mkdir -p "$QBIN"
 for tool in mkfs.erofs fsck.erofs; do

@@ -397,5 +397,16 @@ once_aarch64_same_image() {
 	assert_grep 'ARM aarch64.*statically linked' "$T/f"
 	qemu-aarch64-static out/aarch64/bin/mkfs.erofs --quiet -T 1 "$T/arm" "$TREE"
 	out/x86_64/bin/mkfs.erofs --quiet -T 1 "$T/x86" "$TREE"
-	cmp "$T/arm" "$T/x86"
+	assert cmp "$T/arm" "$T/x86"
+	# every compressor, big pclusters, both index formats, 2 workers
+	for z in "lz4hc -E ztailpacking" "zstd -E legacy-compress" "lzma" \
+		 "deflate"; do
+		# shellcheck disable=SC2086 # z is words
+		qemu-aarch64-static out/aarch64/bin/mkfs.erofs --quiet -T 1 -j2 \
+			-C 65536 -z$z "$T/arm" "$TREE/files"
+		# shellcheck disable=SC2086
+		out/x86_64/bin/mkfs.erofs --quiet -T 1 -C 65536 -z$z "$T/x86" \
+			"$TREE/files"
+		cmp "$T/arm" "$T/x86" || fail "aarch64 and x86_64 differ: -z$z"
+	done
 }
