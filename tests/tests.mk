@@ -1,6 +1,9 @@
-# make test: unit tests (built with ASan + UBSan) and integration tests run
-# against every build of the tools: static musl x86_64, the sanitizer build,
-# and static aarch64 under qemu-aarch64-static.
+# make test: unit tests (built with ASan + UBSan) and integration tests.
+# Every mkfs/compress/fsck test runs against the static musl x86_64 build
+# and the sanitizer build; the static aarch64 build runs under
+# qemu-aarch64-static for the tests listed in AARCH64_TESTS (tests/run.sh),
+# plus aarch64_same_image (its compressed images equal x86_64's byte for
+# byte) and fsck_aarch64.
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_TESTS := $(UNIT_SRCS:tests/unit/%.c=$(OUT)/asan/tests/%)
 
