@@ -4,7 +4,7 @@
  * shaped as zdata.c makes them (compressed extents longer than a block and
  * saving one, plain one-block extents at any offset, plain in the last
  * lcluster, consecutive blocks, an inline tail) are encoded by the writer
- * (kiln_zindex_encode, in the format kiln_zfmt picks) into a real image in
+ * (kiln_zmap_encode, in the format kiln_zfmt picks) into a real image in
  * a memfd (superblock, compression records, inode with xattr slots, index,
  * inline tail, sparse data), then read back through the reader's public
  * path (kiln_image_open_fd, kiln_inode_load, kiln_file_map, in windows of
@@ -51,7 +51,7 @@ struct zcase {
 	uint64_t ipos;			/* inode byte offset (nid * 32) */
 	uint32_t base;			/* inode + xattr body */
 	uint16_t icount;
-	struct kiln_zindex_fmt fmt;
+	struct kiln_zmap_fmt fmt;
 	struct kiln_extent *ext;
 	uint32_t nr;
 	uint16_t idata;			/* inline tail bytes */
@@ -213,7 +213,7 @@ static void pick_case(struct zcase *z)
 	z->ipos = 4096 + 32 * upto(255);
 	z->fmt = kiln_zfmt(&z->cfg, z->bits, z->base);
 	z->tailpos = z->ipos + round_up(z->base, 8) +
-		     kiln_zindex_size(z->isize, &z->fmt);
+		     kiln_zmap_size(z->isize, &z->fmt);
 }
 
 /* A compact inode: the index's alignment comes from the xattr slots. */
@@ -259,7 +259,7 @@ static int build_image(struct zcase *z, uint32_t first_blk)
 		end_blk += z->ext[i].nblocks;
 	put_super(z, img);
 	put_inode(z, img + z->ipos, end_blk - first_blk);
-	kiln_zindex_encode(img + z->ipos + round_up(z->base, 8), z->ext, z->nr,
+	kiln_zmap_encode(img + z->ipos + round_up(z->base, 8), z->ext, z->nr,
 			   z->isize, z->idata, &z->fmt);
 	memset(img + z->tailpos, 0x5a, z->idata);
 	if (pwrite(fd, img, meta, 0) != (ssize_t)meta ||

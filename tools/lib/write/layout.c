@@ -100,12 +100,12 @@ static void prepare_compressed(struct kiln_inode *in, uint32_t base,
 			       unsigned int blkszbits,
 			       const struct kiln_compr_cfg *cfg)
 {
-	struct kiln_zindex_fmt fmt = kiln_zfmt(cfg, blkszbits, base);
+	struct kiln_zmap_fmt fmt = kiln_zfmt(cfg, blkszbits, base);
 
 	in->datalayout = fmt.compact ? EROFS_INODE_COMPRESSED_COMPACT :
 				       EROFS_INODE_COMPRESSED_FULL;
 	in->zbase = (uint32_t)round_up(base, 8) +
-		    (uint32_t)kiln_zindex_size(in->size, &fmt);
+		    (uint32_t)kiln_zmap_size(in->size, &fmt);
 	in->inline_size = 0;
 }
 

@@ -341,11 +341,11 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 static void place_zinode(struct kiln_zwriter *zw, struct zfile *f)
 {
 	struct kiln_inode *in = f->in;
-	struct kiln_zindex_fmt fmt = kiln_zfmt(zw->cfg, zw->blkszbits,
+	struct kiln_zmap_fmt fmt = kiln_zfmt(zw->cfg, zw->blkszbits,
 					       kiln_inode_base_size(in));
 	uint8_t *p = kiln_zmeta_place(zw->zmeta, in, in->zbase + f->tail_len);
 
-	kiln_zindex_encode(p + round_up(kiln_inode_base_size(in), 8), f->ext,
+	kiln_zmap_encode(p + round_up(kiln_inode_base_size(in), 8), f->ext,
 			   f->nr_ext, in->size, f->tail_len, &fmt);
 	memcpy(p + in->zbase, f->tail, f->tail_len);
 	in->inline_size = f->tail_len;

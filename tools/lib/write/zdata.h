@@ -6,8 +6,8 @@
  * in submission order, so the data lands in file order. Buffers for at most
  * 2 * workers full segments are in flight, which bounds memory.
  */
-#ifndef KILN_ZWRITE_H
-#define KILN_ZWRITE_H
+#ifndef KILN_WRITE_ZDATA_H
+#define KILN_WRITE_ZDATA_H
 
 #include "compress/compress.h"
 #include "inode.h"
@@ -27,11 +27,11 @@ int kiln_zw_finish(struct kiln_zwriter *zw, uint64_t *end_blk);
 uint64_t kiln_zw_segment_size(const struct kiln_compr_cfg *cfg);
 
 /* Index format of one compressed inode; base = inode + xattr bytes. */
-static inline struct kiln_zindex_fmt kiln_zfmt(const struct kiln_compr_cfg *c,
+static inline struct kiln_zmap_fmt kiln_zfmt(const struct kiln_compr_cfg *c,
 					       unsigned int blkszbits,
 					       uint32_t base)
 {
-	return (struct kiln_zindex_fmt){
+	return (struct kiln_zmap_fmt){
 		.blkszbits = blkszbits, .alg = c->c->alg,
 		.big_pcluster = c->pclustersize > 1u << blkszbits,
 		.compact = !c->full_index,

@@ -17,7 +17,7 @@ static uint64_t nr_lclusters(uint64_t isize, unsigned int blkszbits)
 }
 
 /* 2B packs need 4 KiB lclusters (12 bits of offset in 14-bit entries). */
-static bool use_2b(const struct kiln_zindex_fmt *f)
+static bool use_2b(const struct kiln_zmap_fmt *f)
 {
 	return f->compact && f->blkszbits == 12;
 }
@@ -33,7 +33,7 @@ struct regions {
 };
 
 static struct regions compact_regions(uint64_t nlc,
-				      const struct kiln_zindex_fmt *f)
+				      const struct kiln_zmap_fmt *f)
 {
 	struct regions g = { .c4i = 0, .c2b = 0 };
 
@@ -49,7 +49,7 @@ static struct regions compact_regions(uint64_t nlc,
 	return g;
 }
 
-uint64_t kiln_zindex_size(uint64_t isize, const struct kiln_zindex_fmt *f)
+uint64_t kiln_zmap_size(uint64_t isize, const struct kiln_zmap_fmt *f)
 {
 	uint64_t nlc = nr_lclusters(isize, f->blkszbits);
 
@@ -73,7 +73,7 @@ uint64_t kiln_zindex_size(uint64_t isize, const struct kiln_zindex_fmt *f)
  * "sentinel" whose offset marks the end of the file.
  */
 static void build(struct z_erofs_lcluster *r, const struct kiln_extent *ext, uint32_t nr,
-		  uint64_t isize, const struct kiln_zindex_fmt *f)
+		  uint64_t isize, const struct kiln_zmap_fmt *f)
 {
 	uint64_t lcmask = (1ull << f->blkszbits) - 1;
 	uint64_t nlc = nr_lclusters(isize, f->blkszbits);
@@ -182,7 +182,7 @@ static uint8_t *encode_pack(struct packer *pk, uint8_t *p, const struct z_erofs_
 }
 
 static void encode_compact(uint8_t *p, const struct z_erofs_lcluster *r, uint64_t nlc,
-			   const struct kiln_zindex_fmt *f, uint32_t first_blk)
+			   const struct kiln_zmap_fmt *f, uint32_t first_blk)
 {
 	struct packer pk = { .big = f->big_pcluster, .cur = first_blk };
 	struct regions g = compact_regions(nlc, f);
@@ -196,16 +196,16 @@ static void encode_compact(uint8_t *p, const struct z_erofs_lcluster *r, uint64_
 		p = encode_pack(&pk, p, r + k, nlc - k, 2, 16);
 }
 
-void kiln_zindex_encode(uint8_t *out, const struct kiln_extent *ext,
+void kiln_zmap_encode(uint8_t *out, const struct kiln_extent *ext,
 			uint32_t nr, uint64_t isize, uint16_t idata_size,
-			const struct kiln_zindex_fmt *f)
+			const struct kiln_zmap_fmt *f)
 {
 	uint64_t nlc = nr_lclusters(isize, f->blkszbits);
 	struct z_erofs_lcluster *r = xcalloc(nlc, sizeof(*r));
 	uint16_t advise = 0;
 
 	build(r, ext, nr, isize, f);
-	memset(out, 0, kiln_zindex_size(isize, f));
+	memset(out, 0, kiln_zmap_size(isize, f));
 	if (f->big_pcluster)
 		advise = Z_EROFS_ADVISE_BIG_PCLUSTER_1 |
 			 (f->compact ? Z_EROFS_ADVISE_BIG_PCLUSTER_2 : 0);

@@ -19,7 +19,7 @@ struct kiln_extent {
 	bool inlined;			/* the tail pcluster, after the index */
 };
 
-struct kiln_zindex_fmt {
+struct kiln_zmap_fmt {
 	unsigned int blkszbits;		/* lcluster size = block size */
 	uint8_t alg;
 	bool big_pcluster;
@@ -29,14 +29,14 @@ struct kiln_zindex_fmt {
 };
 
 /* Bytes from the map header to the end of the index. */
-uint64_t kiln_zindex_size(uint64_t isize, const struct kiln_zindex_fmt *f);
+uint64_t kiln_zmap_size(uint64_t isize, const struct kiln_zmap_fmt *f);
 /*
  * idata_size: bytes of the inline tail pcluster (ztailpacking), or 0.
  * A pcluster has at most 2047 blocks (its count is 11 bits, CBLKCNT);
  * mkfs's -C check keeps them there.
  */
-void kiln_zindex_encode(uint8_t *out, const struct kiln_extent *ext,
+void kiln_zmap_encode(uint8_t *out, const struct kiln_extent *ext,
 			uint32_t nr, uint64_t isize, uint16_t idata_size,
-			const struct kiln_zindex_fmt *f);
+			const struct kiln_zmap_fmt *f);
 
 #endif

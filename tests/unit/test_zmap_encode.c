@@ -3,7 +3,7 @@
  * The index size must end exactly where the kernel looks for the inline
  * tail pcluster: the end of the pack that holds the last lcluster
  * (fs/erofs/zmap.c: nextpackoff = round_down(pos, pack) + pack). This
- * restates the kernel's arithmetic independently of zindex.c.
+ * restates the kernel's arithmetic independently of write/zmap.c.
  */
 #include <stdint.h>
 #include "check.h"
@@ -45,14 +45,14 @@ int main(void)
 	for (int bits = 10; bits <= 12; bits += 2)
 		for (unsigned int m = 0; m < 32; m += 8)
 			for (uint64_t nlc = 1; nlc < 200; nlc++) {
-				struct kiln_zindex_fmt f = {
+				struct kiln_zmap_fmt f = {
 					.blkszbits = (unsigned int)bits,
 					.compact = true, .ebase_mod32 = m,
 				};
 				uint64_t isize = nlc << bits;
 
-				CHECK(kiln_zindex_size(isize, &f) ==
+				CHECK(kiln_zmap_size(isize, &f) ==
 				      kernel_nextpackoff(nlc, m, bits, nlc - 1));
 			}
-	return check_report("test_zindex");
+	return check_report("test_zmap_encode");
 }
