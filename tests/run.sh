@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 # it set it themselves.
 unset SOURCE_DATE_EPOCH
 mkdir -p "$LOGDIR"
+oracle_check || { echo "the erofs-utils 1.5 oracle is missing (scripts/install-host-deps.sh)"; exit 1; }
 
 for u in out/asan/tests/test_*; do
 	run_test "unit/${u##*/}" "$u"

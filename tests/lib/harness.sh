@@ -27,8 +27,11 @@ assert_grep() { grep -Eq -- "$1" "$2" || fail "no '$1' in $2: $(head -c 300 "$2"
 ORACLE_DIR=/usr/bin
 oracle_check() {
 	local v
-	v=$("$ORACLE_DIR/mkfs.erofs" --help 2>&1 | head -n 1) || true
-	case $v in *1.5*) ;; *) fail "oracle $ORACLE_DIR/mkfs.erofs is not erofs-utils 1.5: $v" ;; esac
+	v=$(dpkg-query -W -f '${Version}' erofs-utils 2>/dev/null) || true
+	case $v in
+	1.5-*) [ -x "$ORACLE_DIR/fsck.erofs" ] && [ -x "$ORACLE_DIR/dump.erofs" ] ;;
+	*) echo "oracle: Debian's erofs-utils is '$v', not 1.5" >&2; return 1 ;;
+	esac
 }
 oracle_mkfs() { "$ORACLE_DIR/mkfs.erofs" "$@"; }
 oracle_fsck() { "$ORACLE_DIR/fsck.erofs" "$@"; }
