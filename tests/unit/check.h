@@ -3,6 +3,7 @@
 #ifndef KILN_CHECK_H
 #define KILN_CHECK_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,6 +36,18 @@ static inline int check_hex(const unsigned char *got, const char *hex)
 		i++;
 	}
 	return 1;
+}
+
+/* splitmix64, seeded by the test: every run draws the same cases. */
+static uint64_t rng_state;
+
+static inline uint64_t rnd(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
 }
 
 /* Prints the closing counts; exit status is non-zero on any failure. */

@@ -34,17 +34,6 @@ enum { RANDOM, ZEROS, TEXT, MIXED, NR_KINDS };
 static const char *const kind_names[] = { "random", "compressible", "text",
 					  "mixed" };
 
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* Words from a small vocabulary: compresses about 3:1, like source code. */
 static void gen_text(uint8_t *p, size_t n)
 {

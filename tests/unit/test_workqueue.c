@@ -42,17 +42,6 @@ static void watchdog(const char *name, unsigned int secs)
 	alarm(secs);
 }
 
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* Per-worker context: remembers its thread, so a job can tell it is its own. */
 struct wctx {
 	pthread_t self;
