@@ -65,14 +65,18 @@ probe_kvm() {
 	trap 'kill -9 $qpid 2>/dev/null; rm -rf "$P"' EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
+	# (whether QEMU runs is asked first: once it has exited, what it wrote
+	# is all there for the checks that follow)
 	n=0 why=
 	while :; do
+		running=false
+		! alive $qpid || running=true
 		if grep -q 'KVM internal error' "$P/err"; then
 			why="$(grep -m1 'KVM internal error' "$P/err")$(grep -m1 'emulation failure' "$P/err" | sed 's/^/: /')"
 			break
 		elif grep -q 'Kernel panic' "$P/serial"; then
 			break
-		elif ! alive $qpid; then
+		elif ! $running; then
 			why="QEMU stopped: $(grep -v '^qemu-system[^:]*: warning:' "$P/err" | head -n 1)"
 			break
 		elif [ $n -ge $((PROBE_FIRST * 5)) ] && [ ! -s "$P/serial" ]; then

@@ -205,6 +205,8 @@ once_boot_guest_dies_fast() {
 	export KILN_QEMU_ACCEL=tcg FAKE_tcg_EXIT=hang FAKE_tcg_STDERR='' FAKE_tcg_SERIAL
 	FAKE_tcg_SERIAL='[    0.0] Linux version\n[    4.4] Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)\n'
 	dies_fast "kernel panic: not syncing: VFS: Unable to mount root fs"
+	# (with panic=N the kernel reboots and QEMU exits: a failed boot still)
+	FAKE_tcg_EXIT=0 dies_fast "kernel panic: not syncing: VFS: Unable to mount root fs"
 	FAKE_tcg_SERIAL='kiln-init: FATAL: cannot mount /dev/vda1 (slot A) as EROFS\nkiln-init: starting a rescue shell\n'
 	dies_fast "/init gave up: kiln-init: FATAL: cannot mount /dev/vda1 (slot A) as EROFS"
 	FAKE_tcg_SERIAL=

@@ -54,7 +54,7 @@ qemu_boot() {
 	local dir=$1 log=$2
 	shift 2
 	local limit=${BOOT_TIMEOUT:-300} marker=${BOOT_MARKER-^KILN-SELFTEST (PASS|FAIL)}
-	local pid rc=0 why='' t0=$SECONDS started='' seen='' accel='' traps
+	local pid rc=0 why='' t0=$SECONDS started='' seen='' accel='' traps running
 	QEMU_WHY=
 	: >"$log"
 	: >"$log.qemu"
@@ -72,6 +72,10 @@ qemu_boot() {
 	# shellcheck disable=SC2064
 	trap "_qemu_kill $pid; exit 143" TERM
 	while :; do
+		# whether QEMU runs first: once it has exited, what it wrote is
+		# all there for the checks that follow
+		running=false
+		! _qemu_alive "$pid" || running=true
 		[ -n "$accel" ] || {
 			accel=$(sed -n 's/^qemu: .* with \([a-z]*\)$/\1/p' "$log.qemu")
 			started=$SECONDS
@@ -91,7 +95,7 @@ qemu_boot() {
 			# KVM starts a kernel in about a second
 			why="no kernel output in 10 s"
 			rc=125
-		elif ! _qemu_alive "$pid"; then
+		elif ! $running; then
 			wait "$pid" || rc=$?
 			case $rc in
 			0) ;;
