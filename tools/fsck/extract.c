@@ -3,8 +3,14 @@
  * --extract=DIR: recreating the tree. Nothing is ever written outside DIR:
  * every path is resolved beneath DIR without following a symlink (openat2
  * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or one O_NOFOLLOW component at a
- * time on kernels without it), and names come checked from walk.c.
+ * time on kernels without it), names come checked from walk.c, and a file
+ * made early is reopened only if it is still the one made.
+ *
+ * Failures here are about DIR, not the image: they are reported apart
+ * (fsck_kind), and what the environment does not permit an ordinary user
+ * (owners, device nodes, some xattrs) is a warning.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -66,6 +72,18 @@ static int open_parent(struct fsck *f, const char *path, const char **base)
 	return (int)fd;
 }
 
+/* DIR/path, for messages about what is in DIR ("" is DIR itself). */
+static void out_path(const struct fsck *f, const char *path, char *buf,
+		     size_t len)
+{
+	size_t dl = strlen(f->o->dir);
+
+	while (dl > 1 && f->o->dir[dl - 1] == '/')
+		dl--;
+	snprintf(buf, len, "%.*s%s%s", (int)dl, f->o->dir,
+		 path[0] && f->o->dir[dl - 1] != '/' ? "/" : "", path);
+}
+
 /*
  * Out of space (or a read-only or failing disk): one message, and no more
  * extraction; the check goes on. Other failures are reported one by one.
@@ -73,17 +91,44 @@ static int open_parent(struct fsck *f, const char *path, const char **base)
 int fsck_out_fail(struct fsck *f, const char *path, const char *what)
 {
 	int e = errno;
+	char where[PATH_MAX + 64];
 
+	out_path(f, path, where, sizeof(where));
 	if (e == ENOSPC || e == EDQUOT || e == EROFS || e == EIO) {
 		if (!__atomic_exchange_n(&f->out_failed, true, __ATOMIC_SEQ_CST))
-			fsck_error(f, path[0] ? path : ".", "cannot %s: %s "
-				   "(extraction stopped)", what, strerror(e));
+			fsck_msg(f, FSCK_ENV, where, "cannot %s: %s "
+				 "(extraction stopped)", what, strerror(e));
 		return -1;
 	}
 	if (!__atomic_load_n(&f->out_failed, __ATOMIC_SEQ_CST))
-		fsck_error(f, path[0] ? path : ".", "cannot %s: %s", what,
-			   strerror(e));
+		fsck_msg(f, FSCK_ENV, where, "cannot %s: %s", what,
+			 strerror(e));
 	return -1;
+}
+
+/*
+ * What an ordinary user may not do (chown, mknod of a device, trusted.*
+ * or security.* xattrs), or the filesystem of DIR cannot hold: a warning,
+ * the rest of the file is extracted. Anything else is a failure.
+ */
+static int warn(struct fsck *f, const char *path, const char *what)
+{
+	int e = errno;
+	char where[PATH_MAX + 64];
+
+	out_path(f, path, where, sizeof(where));
+	fsck_msg(f, FSCK_WARN, where, "cannot %s: %s", what, strerror(e));
+	return -1;
+}
+
+static int not_permitted(struct fsck *f, const char *path, const char *what)
+{
+	int e = errno;
+
+	if (e != EPERM && e != EACCES && e != ENOTSUP && e != EOPNOTSUPP &&
+	    e != EINVAL)
+		return fsck_out_fail(f, path, what);
+	return warn(f, path, what);
 }
 
 bool fsck_extracting(struct fsck *f)
@@ -96,9 +141,9 @@ bool fsck_extracting(struct fsck *f)
 static int clear(struct fsck *f, int pfd, const char *base, const char *path)
 {
 	if (!f->o->overwrite) {
+		/* DIR was empty (fsck_extract_begin): something else writes there */
 		errno = EEXIST;
-		fsck_error(f, path, "already exists (use --overwrite)");
-		return -1;
+		return fsck_out_fail(f, path, "create it (use --overwrite)");
 	}
 	if (unlinkat(pfd, base, 0) && (errno != EISDIR ||
 	    unlinkat(pfd, base, AT_REMOVEDIR)))
@@ -159,20 +204,43 @@ int fsck_open_parent(struct fsck *f, const char *path)
 	return open_parent(f, path, &base);
 }
 
-int fsck_open_file(struct fsck *f, int dfd, const char *path, bool created)
+/*
+ * A file made early by its directory's job is reopened without following
+ * a symlink and without blocking on a FIFO, and kept only if it is still
+ * the one made: a regular file, same inode, no other name. Anything
+ * swapped in since is left alone.
+ */
+static int reopen(struct fsck *f, int pfd, const char *base, const char *path,
+		  const struct fsck_made *made)
+{
+	int fd = openat(pfd, base, O_WRONLY | O_NOFOLLOW | O_NONBLOCK |
+			O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+
+	/* ELOOP: a symlink; ENXIO: a FIFO without a reader */
+	if (fd < 0 && errno != ELOOP && errno != ENXIO && errno != EISDIR)
+		return fsck_out_fail(f, path, "open the file");
+	if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	    st.st_dev == made->dev && st.st_ino == made->ino &&
+	    st.st_nlink == 1)
+		return fd;
+	if (fd >= 0) {
+		close(fd);
+		errno = EEXIST;
+	}
+	return fsck_out_fail(f, path, "reopen the file (it was replaced "
+			     "while extracting)");
+}
+
+int fsck_open_file(struct fsck *f, int dfd, const char *path,
+		   const struct fsck_made *made)
 {
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	int pfd = dfd >= 0 ? dfd : open_parent(f, path, &base), fd;
 
 	if (pfd < 0)
 		return fsck_out_fail(f, path, "open the parent directory");
-	if (created) {
-		fd = openat(pfd, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			fsck_out_fail(f, path, "open the file");
-	} else {
-		fd = create(f, pfd, base, path);
-	}
+	fd = made ? reopen(f, pfd, base, path, made) : create(f, pfd, base, path);
 	if (pfd != dfd)
 		close(pfd);
 	return fd;
@@ -193,12 +261,21 @@ int fsck_open_dir(struct fsck *f, const char *path)
 }
 
 int fsck_precreate(struct fsck *f, int dfd, const char *name,
-		   const char *path)
+		   const char *path, struct fsck_made *made)
 {
 	int fd = create(f, dfd, name, path);
+	struct stat st;
 
 	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st)) {
+		fsck_out_fail(f, path, "stat the file");
+		close(fd);
+		unlinkat(dfd, name, 0);
+		return -1;
+	}
+	made->dev = st.st_dev;
+	made->ino = st.st_ino;
 	close(fd);
 	return 0;
 }
@@ -228,9 +305,12 @@ int fsck_make_special(struct fsck *f, const char *path,
 	ret = make_node(pfd, base, ri, symlink);
 	if (ret && errno == EEXIST && !clear(f, pfd, base, path))
 		ret = make_node(pfd, base, ri, symlink);
-	if (ret && errno != EEXIST)
+	if (ret && errno == EPERM && !symlink &&
+	    (S_ISCHR(ri->mode) || S_ISBLK(ri->mode)))
+		not_permitted(f, path, "create the device node");
+	else if (ret && errno != EEXIST)
 		fsck_out_fail(f, path, symlink ? "create the symlink" :
-		     "create the special file");
+			      "create the special file");
 	close(pfd);
 	return ret;
 }
@@ -255,7 +335,7 @@ int fsck_set_meta(struct fsck *f, const char *path,
 	if (f->o->preserve_owner && !owned &&
 	    (fd >= 0 ? fchown(fd, ri->uid, ri->gid) :
 	     fchownat(pfd, base, ri->uid, ri->gid, AT_SYMLINK_NOFOLLOW)))
-		ret = fsck_out_fail(f, path, "set the owner");
+		ret = not_permitted(f, path, "set the owner");
 	/* after chown, which clears set-id bits */
 	if (!S_ISLNK(ri->mode) &&
 	    (fd >= 0 ? fchmod(fd, mode) :
@@ -281,9 +361,17 @@ static int set_one(void *arg, const char *name, const void *value, size_t len)
 	int r = s->fd >= 0 ? fsetxattr(s->fd, name, value, len, 0) :
 		lsetxattr(s->proc, name, value, len, 0);
 
-	if (r)
-		fsck_error(s->f, s->path, "cannot set xattr %s: %s", name,
-			   strerror(errno));
+	if (r) {
+		char what[300];
+
+		snprintf(what, sizeof(what), "set xattr %s", name);
+		/* more than DIR's filesystem keeps for one inode (ext4: one
+		 * block): not a full disk, which would stop the extraction */
+		if (errno == E2BIG || errno == ENOSPC)
+			warn(s->f, s->path, what);
+		else
+			not_permitted(s->f, s->path, what);
+	}
 	return 0;
 }
 
@@ -296,7 +384,7 @@ int fsck_set_xattrs(struct fsck *f, const char *path,
 	const char *base;
 	int pfd = -1, ret;
 
-	if (!ri->xattr_size)
+	if (!ri->xattr_size || !f->o->xattrs)
 		return 0;
 	if (fd < 0 && !path[0])
 		s.fd = f->rootfd;
@@ -314,9 +402,71 @@ int fsck_set_xattrs(struct fsck *f, const char *path,
 	return ret;
 }
 
+struct conflict {
+	int rootfd;
+	char name[EROFS_NAME_LEN + 1];
+};
+
+static int in_dir(void *arg, const char *name, size_t len, uint64_t nid,
+		  uint8_t ftype)
+{
+	struct conflict *c = arg;
+	struct stat st;
+
+	(void)nid;
+	(void)ftype;
+	if ((len == 1 && name[0] == '.') ||
+	    (len == 2 && name[0] == '.' && name[1] == '.'))
+		return 0;
+	snprintf(c->name, sizeof(c->name), "%.*s", (int)len, name);
+	return !fstatat(c->rootfd, c->name, &st, AT_SYMLINK_NOFOLLOW);
+}
+
+/*
+ * The first of the image's top-level names that DIR has, in the image's
+ * order; or, when none is (or the root cannot be read), DIR's least entry.
+ * Empty: nothing in DIR.
+ */
+static void first_conflict(struct fsck *f, struct conflict *c)
+{
+	struct kiln_dctx *x = kiln_dctx_new(&f->img);
+	struct kiln_rinode ri;
+	struct kiln_diag d;
+	struct dirent *de;
+	uint8_t *data = NULL;
+	DIR *dir;
+	int fd;
+
+	c->rootfd = f->rootfd;
+	if (x && !kiln_inode_load(&f->img, f->img.sb.root_nid, &ri, &d) &&
+	    S_ISDIR(ri.mode) &&
+	    !kiln_read_all(&f->img, &ri, x, KILN_MAX_DIR_SIZE, &data, &d) &&
+	    kiln_dir_each(&f->img, &ri, data, in_dir, c, &d) == 1) {
+		free(data);
+		kiln_dctx_free(x);
+		return;
+	}
+	free(data);
+	kiln_dctx_free(x);
+	c->name[0] = 0;
+	fd = dup(f->rootfd);
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(dir)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    (!c->name[0] || strcmp(de->d_name, c->name) < 0))
+			snprintf(c->name, sizeof(c->name), "%s", de->d_name);
+	closedir(dir);
+}
+
 int fsck_extract_begin(struct fsck *f)
 {
 	const char *dir = f->o->dir;
+	struct conflict c;
 	struct stat st;
 	char *real;
 
@@ -327,19 +477,30 @@ int fsck_extract_begin(struct fsck *f)
 		return 0;
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		kiln_err("cannot create %s: %s", dir, strerror(errno));
-		return -1;
+		return FSCK_EXIT_OPERATIONAL;
 	}
 	real = realpath(dir, NULL);
 	if (real && !strcmp(real, "/") && !f->o->force) {
 		kiln_err("refusing to extract to / without --force");
 		free(real);
-		return -1;
+		return FSCK_EXIT_USAGE;
 	}
 	free(real);
 	f->rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (f->rootfd < 0 || fstat(f->rootfd, &st)) {
 		kiln_err("cannot open %s: %s", dir, strerror(errno));
-		return -1;
+		return FSCK_EXIT_OPERATIONAL;
+	}
+	/* nothing is written over without --overwrite: it stops here, not
+	 * halfway with part of the tree out */
+	if (!f->o->overwrite) {
+		first_conflict(f, &c);
+		if (c.name[0]) {
+			kiln_err("cannot extract to %s: '%s' is in the way (it "
+				 "is not empty; use --overwrite)", dir, c.name);
+			close(f->rootfd);
+			return FSCK_EXIT_OPERATIONAL;
+		}
 	}
 	f->euid = geteuid();
 	f->egid = getegid();
@@ -365,18 +526,23 @@ void fsck_extract_end(struct fsck *f)
 			   *l = f->links[i].path + 1;
 		int tfd = open_parent(f, t, &tb), lfd = open_parent(f, l, &lb);
 
-		if (tfd < 0 || lfd < 0)
-			fsck_out_fail(f, l, "open the parent directory");
-		else if (linkat(tfd, tb, lfd, lb, 0) &&
+		/* ENOENT: the target, or a directory on the way, failed its
+		 * check and is not there (that was reported) */
+		if (tfd < 0 || lfd < 0) {
+			if (errno != ENOENT)
+				fsck_out_fail(f, l, "open the parent directory");
+		} else if (linkat(tfd, tb, lfd, lb, 0) &&
 			 (errno != EEXIST || clear(f, lfd, lb, l) ||
-			  linkat(tfd, tb, lfd, lb, 0)))
+			  linkat(tfd, tb, lfd, lb, 0)) &&
+			 errno != ENOENT)	/* the target failed its check */
 			fsck_out_fail(f, l, "create the hardlink");
 		if (tfd >= 0)
 			close(tfd);
 		if (lfd >= 0)
 			close(lfd);
 	}
-	qsort(f->dirs, f->ndirs, sizeof(*f->dirs), by_path_desc);
+	if (f->ndirs)		/* qsort wants an array, even of none */
+		qsort(f->dirs, f->ndirs, sizeof(*f->dirs), by_path_desc);
 	for (size_t i = 0; i < f->ndirs; i++) {
 		const char *path = f->dirs[i].path;
 		int fd = fsck_open_dir(f, path);

@@ -2,10 +2,11 @@
 /*
  * fsck.erofs internals. walk.c checks the tree with a pool of workers:
  * a directory job checks one directory and queues a job per child; a file
- * job checks one inode and queues its data in batches of extents, each
- * decompressed (and, with --extract=DIR, written) by whichever worker is
- * free. extract.c does the writing. Messages are collected and printed
- * sorted by path, so output never depends on --workers.
+ * job checks a group of inodes. filedata.c checks a file's data a window
+ * of extents at a time, each decompressed (and, with --extract=DIR,
+ * written) by whichever worker is free. extract.c does the writing;
+ * nodes.c keeps the table of inodes seen. Messages are collected and
+ * printed sorted, so output never depends on --workers.
  */
 #ifndef KILN_FSCK_H
 #define KILN_FSCK_H
@@ -17,11 +18,20 @@
 #include "read/reader.h"
 #include "common/workqueue.h"
 
+/* Exit status, as fsck(8) has it; image and operational errors add up. */
+enum {
+	FSCK_EXIT_CLEAN = 0,
+	FSCK_EXIT_UNCORRECTED = 4,	/* the image has errors */
+	FSCK_EXIT_OPERATIONAL = 8,	/* cannot open, cannot extract */
+	FSCK_EXIT_USAGE = 16,
+};
+
 struct fsck_opts {
 	const char *image;
 	bool extract;			/* --extract, with or without DIR */
 	const char *dir;		/* --extract=DIR */
 	bool force, overwrite, preserve_owner, preserve_perms;
+	bool xattrs;			/* --[no-]xattrs */
 	bool print_ratio;
 	unsigned int workers;
 };
@@ -37,8 +47,17 @@ struct fsck_node {
 	char *alt;			/* the least of its other paths */
 };
 
+/*
+ * What a message is about, which decides the exit status (fsck(8)): the
+ * image is damaged (4), the extraction could not be done as asked (8), or
+ * something the environment does not permit was left out (a warning:
+ * owners, device nodes, xattrs as an ordinary user).
+ */
+enum fsck_kind { FSCK_IMAGE, FSCK_ENV, FSCK_WARN, FSCK_KINDS };
+
 struct fsck_msg {
 	char *path, *text;
+	uint8_t kind;
 };
 
 struct fsck_link {
@@ -65,6 +84,7 @@ struct fsck {
 	size_t ndirs, dirs_cap;
 	uint64_t files, dirs_seen, others, logical, physical;
 	unsigned int big_files;		/* files whose batches are queued */
+	unsigned int queued;		/* batches queued, not yet done */
 	int rootfd;			/* --extract=DIR */
 	bool out_failed;		/* out of space: extraction stopped */
 	uid_t euid;
@@ -80,7 +100,7 @@ struct fsck_worker {
 	struct kiln_dctx *x;
 	uint8_t *buf;			/* one extent, decoded */
 	size_t cap;
-	struct kiln_extents ext;	/* the current file's, reused */
+	struct kiln_extents ext;	/* the window being mapped */
 	uint64_t files, others, logical, physical;
 	struct { uint64_t nid; uint32_t nlink; } *nl;	/* inodes loaded */
 	size_t nnl, nl_cap;
@@ -92,22 +112,41 @@ struct fsck_node *fsck_node(struct fsck *f, uint64_t nid);
 void fsck_size_nodes(struct fsck *f);
 void fsck_check_links(struct fsck *f);
 
-/* walk.c */
+/* walk.c; messages: path is the image's ("/a/b") or DIR's */
 int fsck_walk(struct fsck *f);
 void fsck_free(struct fsck *f);
-void fsck_error(struct fsck *f, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+void fsck_msg(struct fsck *f, enum fsck_kind kind, const char *path,
+	      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+#define fsck_error(f, path, ...) fsck_msg(f, FSCK_IMAGE, path, __VA_ARGS__)
+
+/* "/a/b" -> "a/b", "/" -> "": paths in DIR are relative to it */
+static inline const char *fsck_rel(const char *path)
+{
+	return path[1] ? path + 1 : "";
+}
+
+/* filedata.c: checks (and writes to out, or -1) a regular file's data */
+void fsck_file_data(struct fsck *f, struct fsck_worker *wk,
+		    const struct kiln_rinode *ri, const char *path, int out);
 
 /* extract.c: all paths are relative to DIR, "" for DIR itself */
 /* Reports a failed output step (errno set); a full disk stops extracting. */
 int fsck_out_fail(struct fsck *f, const char *path, const char *what);
 bool fsck_extracting(struct fsck *f);
+/* 0, or the exit status (8 or 16) after one line saying why */
 int fsck_extract_begin(struct fsck *f);
 int fsck_make_dir(struct fsck *f, const char *path);
 /* Removes a file of ours that did not come out right. */
 void fsck_remove(struct fsck *f, const char *path);
-/* created: made empty already by fsck_precreate */
-int fsck_open_file(struct fsck *f, int dfd, const char *path, bool created);
+
+/* A file fsck_precreate made: reopened only if it is still that one. */
+struct fsck_made {
+	dev_t dev;
+	ino_t ino;
+};
+/* made: what fsck_precreate made, or NULL to create the file now */
+int fsck_open_file(struct fsck *f, int dfd, const char *path,
+		   const struct fsck_made *made);
 /* The directory holding path (dfd for fsck_open_file), or -1. */
 int fsck_open_parent(struct fsck *f, const char *path);
 /*
@@ -117,7 +156,7 @@ int fsck_open_parent(struct fsck *f, const char *path);
  */
 int fsck_open_dir(struct fsck *f, const char *path);
 int fsck_precreate(struct fsck *f, int dfd, const char *name,
-		   const char *path);
+		   const char *path, struct fsck_made *made);
 int fsck_make_special(struct fsck *f, const char *path,
 		      const struct kiln_rinode *ri, const char *symlink);
 int fsck_set_meta(struct fsck *f, const char *path,

@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The walk: directory jobs read a directory and queue a job per
+ * subdirectory and one per group of other entries; file jobs check those
+ * inodes (a regular file's data in filedata.c). Inodes reached twice are
+ * checked once; link counts and loops are settled at the end (nodes.c).
+ */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,16 +16,8 @@
 #include "kiln.h"
 #include "common/util.h"
 
-/* A batch: enough extents to keep a worker busy for a while. */
-#define BATCH_BYTES	(4u << 20)
-/*
- * Files cut into queued batches keep their fd and extent list until the
- * last batch is done; past this many, a file's batches run in the thread
- * that mapped it, so a directory of large files cannot exhaust the fds.
- */
-#define MAX_BIG_FILES	64
-
-void fsck_error(struct fsck *f, const char *path, const char *fmt, ...)
+void fsck_msg(struct fsck *f, enum fsck_kind kind, const char *path,
+	      const char *fmt, ...)
 {
 	char text[512];
 	va_list ap;
@@ -32,14 +30,10 @@ void fsck_error(struct fsck *f, const char *path, const char *fmt, ...)
 		f->msgs_cap = f->msgs_cap ? 2 * f->msgs_cap : 64;
 		f->msgs = xrealloc(f->msgs, f->msgs_cap * sizeof(*f->msgs));
 	}
-	f->msgs[f->nmsgs].path = xstrdup(path);
-	f->msgs[f->nmsgs++].text = xstrdup(text);
+	f->msgs[f->nmsgs] = (struct fsck_msg){ .path = xstrdup(path),
+		.text = xstrdup(text), .kind = (uint8_t)kind };
+	f->nmsgs++;
 	pthread_mutex_unlock(&f->lock);
-}
-
-static const char *rel(const char *path)
-{
-	return path[1] ? path + 1 : "";	/* "/a/b" -> "a/b", "/" -> "" */
 }
 
 struct dir_job {
@@ -59,6 +53,7 @@ struct file_ref {
 	uint64_t nid;
 	uint8_t ftype;
 	uint8_t made;			/* fsck_precreate's outcome */
+	struct fsck_made id;		/* what it made, when MADE */
 	char *path;
 };
 
@@ -67,28 +62,6 @@ struct file_job {
 	struct fsck *f;
 	unsigned int n;
 	struct file_ref file[GROUP_FILES];
-};
-
-/* One file's data, shared by its batches; the last one finishes the file. */
-struct file_data {
-	struct fsck *f;
-	struct kiln_rinode ri;
-	char *path;
-	struct kiln_fext *ext;
-	size_t nr;
-	int fd;
-	unsigned int left;		/* batches not done yet */
-	uint64_t written;		/* end of the last data written */
-	uint64_t bad_la;		/* the lowest extent that failed */
-	char *bad_msg;			/* and why */
-	bool failed;			/* no more to do for this file */
-	bool on_heap;			/* batched: fd and ext freed at the end */
-};
-
-struct batch_job {
-	struct kiln_job job;
-	struct file_data *fd;
-	size_t first, n;
 };
 
 static void dir_fn(struct kiln_job *job, void *ctx);
@@ -112,8 +85,8 @@ static void flush_files(struct fsck *f, struct file_job **group)
 	*group = NULL;
 }
 
-static void add_file(struct fsck *f, struct file_job **group, uint64_t nid,
-		     uint8_t ftype, uint8_t made, char *path)
+static void add_file(struct fsck *f, struct file_job **group,
+		     const struct file_ref *r)
 {
 	struct file_job *j = *group;
 
@@ -122,7 +95,7 @@ static void add_file(struct fsck *f, struct file_job **group, uint64_t nid,
 		j->job = (struct kiln_job){ .fn = file_fn, .detached = true };
 		j->f = f;
 	}
-	j->file[j->n++] = (struct file_ref){ nid, ftype, made, path };
+	j->file[j->n++] = *r;
 	if (j->n == GROUP_FILES)
 		flush_files(f, group);
 }
@@ -194,16 +167,20 @@ static char *child_path(const char *dir, const char *name, size_t len)
 	return p;
 }
 
-static uint8_t precreate(struct dir_walk *w, const char *name, size_t len,
-			 uint8_t ftype, const char *path)
+/* With several workers, a regular file is created by its directory's job
+ * (fsck_open_dir says why); the file job reopens it. */
+static void precreate(struct dir_walk *w, const char *name, size_t len,
+		      struct file_ref *r)
 {
 	char base[EROFS_NAME_LEN + 1];
 
-	if (w->dfd < 0 || ftype != EROFS_FT_REG_FILE)
-		return NOT_MADE;
+	r->made = NOT_MADE;
+	if (w->dfd < 0 || r->ftype != EROFS_FT_REG_FILE)
+		return;
 	memcpy(base, name, len);
 	base[len] = 0;
-	return fsck_precreate(w->f, w->dfd, base, rel(path)) ? MAKE_FAILED : MADE;
+	r->made = fsck_precreate(w->f, w->dfd, base, fsck_rel(r->path),
+				 &r->id) ? MAKE_FAILED : MADE;
 }
 
 static int dirent_cb(void *arg, const char *name, size_t len, uint64_t nid,
@@ -267,11 +244,14 @@ static int dirent_cb(void *arg, const char *name, size_t len, uint64_t nid,
 	pthread_mutex_unlock(&f->lock);
 	if (ftype == EROFS_FT_DIR)
 		w->subdirs++;
-	if (first && ftype == EROFS_FT_DIR)
+	if (first && ftype == EROFS_FT_DIR) {
 		submit_dir(f, nid, w->nid, path);
-	else if (first)
-		add_file(f, &w->group, nid, ftype, precreate(w, name, len, ftype, path),
-			 path);
+	} else if (first) {
+		struct file_ref r = { .nid = nid, .ftype = ftype, .path = path };
+
+		precreate(w, name, len, &r);
+		add_file(f, &w->group, &r);
+	}
 	if (!first)
 		free(path);		/* a hardlink: checked once */
 	return 0;
@@ -295,12 +275,12 @@ static void check_dir(struct fsck *f, struct fsck_worker *wk,
 		return;
 	}
 	/* the directory's own fd, opened without following a symlink */
-	if (fsck_extracting(f) && fsck_make_dir(f, rel(j->path)) == 0) {
-		w.dfd = fsck_open_dir(f, rel(j->path));
+	if (fsck_extracting(f) && fsck_make_dir(f, fsck_rel(j->path)) == 0) {
+		w.dfd = fsck_open_dir(f, fsck_rel(j->path));
 		if (w.dfd < 0)
-			fsck_out_fail(f, rel(j->path), "open the directory");
+			fsck_out_fail(f, fsck_rel(j->path), "open the directory");
 		else
-			fsck_set_xattrs(f, rel(j->path), &ri, w.dfd);
+			fsck_set_xattrs(f, fsck_rel(j->path), &ri, w.dfd);
 	}
 	made = w.dfd >= 0;
 	if (f->o->workers < 2 && w.dfd >= 0) {
@@ -326,7 +306,7 @@ static void check_dir(struct fsck *f, struct fsck_worker *wk,
 			f->dirs = xrealloc(f->dirs, f->dirs_cap * sizeof(*f->dirs));
 		}
 		f->dirs[f->ndirs++] = (struct fsck_dirmeta){
-			.path = xstrdup(rel(j->path)), .ri = ri };
+			.path = xstrdup(fsck_rel(j->path)), .ri = ri };
 	}
 	pthread_mutex_unlock(&f->lock);
 }
@@ -338,194 +318,9 @@ static void dir_fn(struct kiln_job *job, void *ctx)
 	if (ctx)
 		check_dir(j->f, ctx, j);
 	else
-		fsck_error(j->f, j->path, "out of memory");
+		fsck_msg(j->f, FSCK_ENV, j->path, "not checked: a worker "
+			 "could not start (out of memory)");
 	free(j);
-}
-
-static void finish_file(struct file_data *fd, struct fsck_worker *wk)
-{
-	struct fsck *f = fd->f;
-	uint64_t phys = 0;
-
-	for (size_t i = 0; i < fd->nr; i++)
-		if (fd->ext[i].kind != KILN_EXT_HOLE)
-			phys += fd->ext[i].plen;
-	if (fd->bad_msg) {
-		fsck_error(f, fd->path, "nid %llu: %s",
-			   (unsigned long long)fd->ri.nid, fd->bad_msg);
-		free(fd->bad_msg);
-		fd->failed = true;
-	}
-	if (fd->fd >= 0 && fd->failed) {
-		close(fd->fd);		/* a file that is not right goes */
-		fsck_remove(f, rel(fd->path));
-		fd->fd = -1;
-	}
-	if (fd->fd >= 0) {
-		/* the size, when a hole ends the file */
-		if (!fd->failed && fd->written < fd->ri.size &&
-		    ftruncate(fd->fd, (off_t)fd->ri.size))
-			fsck_out_fail(f, rel(fd->path), "set the size");
-		if (!fd->failed) {
-			/* chown drops security.capability: xattrs last */
-			fsck_set_meta(f, rel(fd->path), &fd->ri, fd->fd);
-			fsck_set_xattrs(f, rel(fd->path), &fd->ri, fd->fd);
-		}
-		close(fd->fd);
-	}
-	if (wk) {		/* NULL: a worker that could not start */
-		wk->files++;
-		wk->logical += fd->ri.size;
-		wk->physical += phys;
-	}
-	if (fd->on_heap) {
-		__atomic_sub_fetch(&f->big_files, 1, __ATOMIC_RELAXED);
-		free(fd->ext);
-		free(fd);
-	}
-}
-
-static void put_file(struct file_data *fd, struct fsck_worker *wk);
-static void run_extents(struct file_data *fd, struct fsck_worker *wk,
-			size_t first, size_t n);
-
-static bool zero_block(const uint8_t *p, size_t n)
-{
-	return !n || (!p[0] && !memcmp(p, p + 1, n - 1));
-}
-
-/*
- * Writes data at off, leaving out the 4 KiB blocks that are all zeros:
- * holes stay holes (the file gets its size at the end).
- */
-static int write_sparse(int fd, const uint8_t *p, uint64_t len, uint64_t off,
-			uint64_t *written)
-{
-	uint64_t pos = 0, run = 0, end;
-
-	while (pos < len) {
-		uint64_t n = 4096 - ((off + pos) & 4095);
-
-		n = n < len - pos ? n : len - pos;
-		if (zero_block(p + pos, n)) {
-			if (pos > run && pwrite_all(fd, p + run, pos - run, off + run))
-				return -1;
-			run = pos + n;
-		}
-		pos += n;
-	}
-	if (pos == run)
-		return 0;
-	end = off + pos;	/* batches run in parallel: keep the largest */
-	for (uint64_t w = __atomic_load_n(written, __ATOMIC_RELAXED); w < end &&
-	     !__atomic_compare_exchange_n(written, &w, end, false,
-					  __ATOMIC_RELAXED, __ATOMIC_RELAXED);)
-		;
-	return pwrite_all(fd, p + run, pos - run, off + run);
-}
-
-static void batch_fn(struct kiln_job *job, void *ctx)
-{
-	struct batch_job *b = (struct batch_job *)job;
-	run_extents(b->fd, ctx, b->first, b->n);
-	put_file(b->fd, ctx);
-	free(b);
-}
-
-static void bad_extent(struct file_data *fd, uint64_t la, const char *msg)
-{
-	pthread_mutex_lock(&fd->f->lock);
-	if (la < fd->bad_la) {
-		free(fd->bad_msg);
-		fd->bad_msg = xstrdup(msg);
-		__atomic_store_n(&fd->bad_la, la, __ATOMIC_RELAXED);
-	}
-	pthread_mutex_unlock(&fd->f->lock);
-}
-
-/* Decodes (and writes) extents [first, first + n) of a file. */
-static void run_extents(struct file_data *fd, struct fsck_worker *wk,
-			size_t first, size_t n)
-{
-	struct kiln_diag d;
-
-	for (size_t i = first; i < first + n; i++) {
-		const struct kiln_fext *e = &fd->ext[i];
-
-		/* every extent below a bad one is decoded, so the one
-		 * reported is the lowest, whatever the batches' timing */
-		if (__atomic_load_n(&fd->failed, __ATOMIC_RELAXED) ||
-		    e->la > __atomic_load_n(&fd->bad_la, __ATOMIC_RELAXED))
-			break;
-		if (e->kind == KILN_EXT_HOLE)
-			continue;	/* left a hole; ftruncate sets the size */
-		if (wk && wk->cap < e->llen) {
-			/* grown on demand: most extents are small */
-			free(wk->buf);
-			wk->cap = e->llen;
-			wk->buf = xmalloc(wk->cap);
-		}
-		if (!wk || kiln_fext_read(&fd->f->img, wk->x, e, wk->buf, &d)) {
-			bad_extent(fd, e->la, wk ? d.msg : "out of memory");
-			break;
-		}
-		if (fd->fd >= 0 && e->kind != KILN_EXT_HOLE &&
-		    write_sparse(fd->fd, wk->buf, e->llen, e->la, &fd->written)) {
-			fsck_out_fail(fd->f, rel(fd->path), "write");
-			__atomic_store_n(&fd->failed, true, __ATOMIC_RELAXED);
-		}
-	}
-}
-
-static void put_file(struct file_data *fd, struct fsck_worker *wk)
-{
-	if (!__atomic_sub_fetch(&fd->left, 1, __ATOMIC_ACQ_REL))
-		finish_file(fd, wk);
-}
-
-/*
- * Queues the data in batches. Each batch holds a reference on the file, as
- * does this loop until it is done with fd: whoever drops the last one
- * finishes the file.
- */
-static void queue_data(struct file_data *small, struct fsck_worker *wk)
-{
-	struct file_data *fd = small;
-	size_t first = 0;
-	uint64_t bytes = 0;
-
-	/* one batch's worth: no need to hand it to another thread */
-	if (fd->ri.size <= BATCH_BYTES || fd->nr <= 1 ||
-	    __atomic_load_n(&fd->f->big_files, __ATOMIC_RELAXED) >=
-	    MAX_BIG_FILES) {
-		run_extents(fd, wk, 0, fd->nr);
-		finish_file(fd, wk);
-		return;
-	}
-	/* batches outlive this call: fd and its extents go to the heap */
-	fd = xmalloc(sizeof(*fd));
-	*fd = *small;
-	fd->on_heap = true;
-	__atomic_add_fetch(&fd->f->big_files, 1, __ATOMIC_RELAXED);
-	wk->ext = (struct kiln_extents){ 0 };
-	fd->left = 1;
-	for (size_t i = 0; i < fd->nr; i++) {
-		struct batch_job *b;
-
-		if (fd->ext[i].kind != KILN_EXT_HOLE)
-			bytes += fd->ext[i].llen;
-		if (bytes < BATCH_BYTES && i + 1 < fd->nr)
-			continue;
-		b = xcalloc(1, sizeof(*b));
-		*b = (struct batch_job){
-			.job = { .fn = batch_fn, .detached = true },
-			.fd = fd, .first = first, .n = i + 1 - first };
-		first = i + 1;
-		bytes = 0;
-		__atomic_add_fetch(&fd->left, 1, __ATOMIC_ACQ_REL);
-		kiln_wq_submit(&fd->f->wq, &b->job);
-	}
-	put_file(fd, wk);
 }
 
 static void check_special(struct fsck *f, struct fsck_worker *wk,
@@ -546,10 +341,10 @@ static void check_special(struct fsck *f, struct fsck_worker *wk,
 			return;
 		}
 	}
-	if (fsck_extracting(f) && !fsck_make_special(f, rel(r->path), ri,
+	if (fsck_extracting(f) && !fsck_make_special(f, fsck_rel(r->path), ri,
 					    (char *)target)) {
-		fsck_set_meta(f, rel(r->path), ri, -1);
-		fsck_set_xattrs(f, rel(r->path), ri, -1);
+		fsck_set_meta(f, fsck_rel(r->path), ri, -1);
+		fsck_set_xattrs(f, fsck_rel(r->path), ri, -1);
 	}
 	free(target);
 	wk->others++;
@@ -559,32 +354,26 @@ static void check_special(struct fsck *f, struct fsck_worker *wk,
 static void check_file(struct fsck *f, struct fsck_worker *wk,
 		       struct file_ref *r, int dfd)
 {
-	struct file_data fd;
 	struct kiln_rinode ri;
-	struct kiln_diag d;
+	int out = -1;
 
+	/* what the directory's job made goes, unless it gets its data:
+	 * the tree must not depend on whether it was made early */
 	if (load(f, wk, r->nid, r->ftype, r->path, &ri)) {
-		if (r->made == MADE)	/* no empty file where one failed */
-			fsck_remove(f, rel(r->path));
+		if (r->made == MADE)
+			fsck_remove(f, fsck_rel(r->path));
 		return;
 	}
 	if (!S_ISREG(ri.mode)) {
 		check_special(f, wk, r, &ri);
 		return;
 	}
-	fd = (struct file_data){ .f = f, .ri = ri, .path = r->path, .fd = -1,
-				 .bad_la = UINT64_MAX };
-	if (kiln_file_map(&f->img, &ri, &wk->ext, &d)) {
-		fsck_error(f, fd.path, "nid %llu: %s",
-			   (unsigned long long)r->nid, d.msg);
-		fd.failed = true;
-	} else if (fsck_extracting(f) && r->made != MAKE_FAILED) {
-		fd.fd = fsck_open_file(f, dfd, rel(fd.path), r->made == MADE);
-		fd.failed = fd.fd < 0;
-	}
-	fd.ext = wk->ext.e;
-	fd.nr = fd.failed ? 0 : wk->ext.nr;
-	queue_data(&fd, wk);
+	if (fsck_extracting(f) && r->made != MAKE_FAILED)
+		out = fsck_open_file(f, dfd, fsck_rel(r->path),
+				     r->made == MADE ? &r->id : NULL);
+	else if (r->made == MADE)	/* extraction stopped since */
+		fsck_remove(f, fsck_rel(r->path));
+	fsck_file_data(f, wk, &ri, r->path, out);
 }
 
 static void file_fn(struct kiln_job *job, void *ctx)
@@ -592,13 +381,17 @@ static void file_fn(struct kiln_job *job, void *ctx)
 	struct file_job *j = (struct file_job *)job;
 	/* a group's files share a directory: open it once */
 	int dfd = fsck_extracting(j->f) ?
-		  fsck_open_parent(j->f, rel(j->file[0].path)) : -1;
+		  fsck_open_parent(j->f, fsck_rel(j->file[0].path)) : -1;
 
 	for (unsigned int i = 0; i < j->n; i++) {
-		if (ctx)
+		if (ctx) {
 			check_file(j->f, ctx, &j->file[i], dfd);
-		else
-			fsck_error(j->f, j->file[i].path, "out of memory");
+			continue;
+		}
+		fsck_msg(j->f, FSCK_ENV, j->file[i].path, "not checked: a "
+			 "worker could not start (out of memory)");
+		if (j->file[i].made == MADE)
+			fsck_remove(j->f, fsck_rel(j->file[i].path));
 	}
 	if (dfd >= 0)
 		close(dfd);

@@ -66,14 +66,35 @@ struct kiln_extents {
 struct kiln_fext *kiln_extents_add(struct kiln_extents *l, struct kiln_diag *d);
 
 /*
- * Replaces l's contents with the file's extents in order, covering
- * [0, size) exactly, every physical range inside the image.
+ * A file is mapped a window of extents at a time, never whole: an index
+ * can name far more extents than the image has bytes (chunks or lclusters
+ * all in one block, holes of any size), so a list of a whole file would
+ * cost memory the image does not bound. This is where the next window
+ * starts; zeroed, the file's start.
+ */
+struct kiln_fpos {
+	uint64_t la;			/* the next byte to map */
+	uint64_t lcn;			/* compressed: the head lcluster there */
+};
+
+/* The most extents in one window (callers may ask for fewer). */
+#define KILN_WINDOW_EXTENTS	512u
+
+/*
+ * Replaces l's contents with the file's next extents from *pos, in order:
+ * at most max_nr of them, fewer once their data (holes not counted)
+ * reaches max_bytes; every physical range is inside the image. *pos moves
+ * past them; the windows together cover [0, size) exactly, and the file is
+ * done when pos->la == size. On error *pos stays where the window started.
+ * A call with pos->la == size still checks the file's map header.
  */
 int kiln_file_map(const struct kiln_image *img, const struct kiln_rinode *ri,
-		  struct kiln_extents *l, struct kiln_diag *d);
-/* Compressed inodes (zmap.c); called by kiln_file_map. */
+		  struct kiln_fpos *pos, struct kiln_extents *l, size_t max_nr,
+		  uint64_t max_bytes, struct kiln_diag *d);
+/* Compressed inodes (zmap.c); called by kiln_file_map, same contract. */
 int kiln_zmap(const struct kiln_image *img, const struct kiln_rinode *ri,
-	      struct kiln_extents *l, struct kiln_diag *d);
+	      struct kiln_fpos *pos, struct kiln_extents *l, size_t max_nr,
+	      uint64_t max_bytes, struct kiln_diag *d);
 
 /* Per-thread decompression state (extent.c). */
 struct kiln_dctx;

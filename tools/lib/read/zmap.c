@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Compressed inodes: from the map header and the lcluster index (full or
- * compact, see format/erofs_fs.h) to the list of extents, checking every rule the
- * kernel relies on while it maps (format reference §5.2-5.6).
+ * compact, see format/erofs_fs.h) to extents, a window at a time, checking
+ * every rule the kernel relies on while it maps (format reference
+ * §5.2-5.6). Records are read from the image as they are needed (through
+ * the reader's block cache), never the whole index at once: a window costs
+ * the same memory whatever the index's size.
  */
-#include <stdlib.h>
 #include <string.h>
 #include "compress/compress.h"
 #include "format/le.h"
@@ -20,22 +22,19 @@ struct zmap {
 	uint8_t alg[2];
 	unsigned int lcbits, lobits;
 	uint64_t nlc, c4i, c2b;
-	uint8_t *index;			/* the records, after the header */
-	uint64_t index_len;
+	uint64_t index_len;		/* bytes of records, after the header */
 	bool compact, big1, big2;
 };
 
-static int full_rec(const struct zmap *z, uint64_t lcn, struct z_erofs_lcluster *r)
+static void full_rec(const uint8_t *p, struct z_erofs_lcluster *r)
 {
-	const uint8_t *p = z->index + 8 + 8 * lcn;
-
 	memset(r, 0, sizeof(*r));
 	r->type = get_le16(p) & 3;
 	r->delta1 = -1;
 	if (r->type != Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
 		r->clusterofs = get_le16(p + 2);
 		r->blkaddr = get_le32(p + 4);
-		return 0;
+		return;
 	}
 	r->delta0 = get_le16(p + 4);
 	if (r->delta0 & Z_EROFS_LI_D0_CBLKCNT) {
@@ -43,7 +42,6 @@ static int full_rec(const struct zmap *z, uint64_t lcn, struct z_erofs_lcluster 
 		r->delta0 = 1;
 	}
 	r->delta1 = get_le16(p + 6);
-	return 0;
 }
 
 static unsigned int entry(const uint8_t *pack, unsigned int j, unsigned int w,
@@ -79,19 +77,18 @@ static void pack_of(const struct zmap *z, uint64_t lcn, uint64_t *off,
 	*i = (unsigned int)(lcn % 2);
 }
 
-/* The kernel's unpacking of one compact record (z_erofs_load_compact_lcluster). */
-static int compact_rec(const struct zmap *z, uint64_t lcn, struct z_erofs_lcluster *r,
-		       struct kiln_diag *d)
+/*
+ * The kernel's unpacking of one compact record (z_erofs_load_compact_lcluster):
+ * entry i of pack, a pack of vcnt entries.
+ */
+static int compact_rec(const struct zmap *z, uint64_t lcn, const uint8_t *pack,
+		       unsigned int i, unsigned int vcnt,
+		       struct z_erofs_lcluster *r, struct kiln_diag *d)
 {
-	uint64_t off;
-	unsigned int i, vcnt, w, lo, nblk;
-	const uint8_t *pack;
+	unsigned int w = vcnt == 2 ? 16 : 14, lo, nblk;
 	uint8_t type;
 	int j;
 
-	pack_of(z, lcn, &off, &i, &vcnt);
-	pack = z->index + off;
-	w = vcnt == 2 ? 16 : 14;
 	memset(r, 0, sizeof(*r));
 	r->delta1 = -1;
 	lo = entry(pack, i, w, z->lobits, &type);
@@ -145,10 +142,25 @@ static int compact_rec(const struct zmap *z, uint64_t lcn, struct z_erofs_lclust
 	return 0;
 }
 
+/* Record lcn, read from the image: a full record, or its compact pack. */
 static int rec(const struct zmap *z, uint64_t lcn, struct z_erofs_lcluster *r,
 	       struct kiln_diag *d)
 {
-	return z->compact ? compact_rec(z, lcn, r, d) : full_rec(z, lcn, r);
+	uint8_t pack[32];
+	unsigned int i, vcnt;
+	uint64_t off;
+
+	if (!z->compact) {	/* 8 reserved bytes, then 8 per lcluster */
+		if (kiln_image_read(z->img, pack, z->hpos + 16 + 8 * lcn, 8, d))
+			return -1;
+		full_rec(pack, r);
+		return 0;
+	}
+	pack_of(z, lcn, &off, &i, &vcnt);
+	if (kiln_image_read(z->img, pack, z->hpos + 8 + off,
+			    vcnt == 2 ? 8 : 32, d))
+		return -1;
+	return compact_rec(z, lcn, pack, i, vcnt, r, d);
 }
 
 static int read_header(struct zmap *z, struct kiln_diag *d)
@@ -338,16 +350,22 @@ static int set_inline_tail(const struct zmap *z, struct kiln_fext *e,
 	return 0;
 }
 
-/* Walks the heads; each extent runs to the next head or to EOF. */
-static int walk(struct zmap *z, struct kiln_extents *l, struct kiln_diag *d)
+/*
+ * Walks the heads from pos->lcn; each extent runs to the next head or to
+ * EOF. A window ends after max_nr extents or max_bytes of data, at a head;
+ * past the last extent the walk goes on to check the end-of-file sentinel.
+ */
+static int walk(struct zmap *z, struct kiln_fpos *pos, struct kiln_extents *l,
+		size_t max_nr, uint64_t max_bytes, struct kiln_diag *d)
 {
 	struct kiln_fext *e;
-	uint64_t isize = z->ri->size, lcsz = 1ull << z->lcbits, h = 0;
+	uint64_t isize = z->ri->size, lcsz = 1ull << z->lcbits, h = pos->lcn;
+	uint64_t bytes = 0;
 	struct z_erofs_lcluster hr, r, first = { 0 };
 
-	if (rec(z, 0, &hr, d))
+	if (rec(z, h, &hr, d))
 		return -1;
-	if (hr.type == Z_EROFS_LCLUSTER_TYPE_NONHEAD || hr.clusterofs) {
+	if (!h && (hr.type == Z_EROFS_LCLUSTER_TYPE_NONHEAD || hr.clusterofs)) {
 		kiln_diag_set(d, "lcluster 0 does not start an extent at 0");
 		return -1;
 	}
@@ -388,7 +406,7 @@ static int walk(struct zmap *z, struct kiln_extents *l, struct kiln_diag *d)
 					      (unsigned long long)h);
 				return -1;
 			}
-			break;
+			return 0;
 		}
 		end = k < z->nlc ? k * lcsz + r.clusterofs : isize;
 		end = end < isize ? end : isize;
@@ -398,48 +416,38 @@ static int walk(struct zmap *z, struct kiln_extents *l, struct kiln_diag *d)
 		*e = (struct kiln_fext){ .la = la, .llen = end - la };
 		if (add_extent(z, e, &hr, has_first ? &first : NULL, d))
 			return -1;
-		if (k >= z->nlc)
-			break;
+		/* the last extent (it ends the file) may be the inline tail */
+		if (end == isize && (z->advise & Z_EROFS_ADVISE_INLINE_PCLUSTER) &&
+		    set_inline_tail(z, e, d))
+			return -1;
+		if (check_extent(z, e, d))
+			return -1;
+		bytes += e->llen;
+		pos->la = end;
+		pos->lcn = k;
+		if (k >= z->nlc || (end < isize &&
+		    (l->nr >= max_nr || bytes >= max_bytes)))
+			return 0;
 		h = k;
 		hr = r;
 	}
-	return 0;
 }
 
 int kiln_zmap(const struct kiln_image *img, const struct kiln_rinode *ri,
-	      struct kiln_extents *l, struct kiln_diag *d)
+	      struct kiln_fpos *pos, struct kiln_extents *l, size_t max_nr,
+	      uint64_t max_bytes, struct kiln_diag *d)
 {
 	struct zmap z = { .img = img, .ri = ri };
-	uint8_t small[256];		/* the index of most files */
-	int ret = -1;
 
+	/* the header again for every window: 8 bytes, from the cache */
 	if (read_header(&z, d))
 		return -1;
-	if (!z.nlc)
+	if (!z.nlc || pos->la >= ri->size)
 		return 0;
 	if (z.hpos + 8 > img->size || z.index_len > img->size - z.hpos - 8) {
 		kiln_diag_set(d, "index of %llu lclusters runs past the end of "
 			      "the image", (unsigned long long)z.nlc);
 		return -1;
 	}
-	z.index = z.index_len <= sizeof(small) ? small : malloc(z.index_len);
-	if (!z.index) {
-		kiln_diag_set(d, "out of memory for an index of %llu lclusters",
-			      (unsigned long long)z.nlc);
-		return -1;
-	}
-	if (kiln_image_read(img, z.index, z.hpos + 8, z.index_len, d) ||
-	    walk(&z, l, d))
-		goto out;
-	if ((z.advise & Z_EROFS_ADVISE_INLINE_PCLUSTER) &&
-	    set_inline_tail(&z, &l->e[l->nr - 1], d))
-		goto out;
-	for (size_t i = 0; i < l->nr; i++)
-		if (check_extent(&z, &l->e[i], d))
-			goto out;
-	ret = 0;
-out:
-	if (z.index != small)
-		free(z.index);
-	return ret;
+	return walk(&z, pos, l, max_nr, max_bytes, d);
 }
