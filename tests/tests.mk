@@ -15,8 +15,8 @@ $(OUT)/asan/tests/test_memcpy: tools/musl/memcpy.c
 
 # The fsck fuzz target (libFuzzer, clang): run for a bounded time by
 # tests/integration/fsck.sh, `make fuzz FUZZ_TIME=600` for longer.
-FUZZ_SRCS := tests/fuzz/fuzz_fsck.c $(LIB_SRCS) tools/fsck/walk.c tools/fsck/nodes.c \
-             tools/fsck/extract.c
+FUZZ_SRCS := tests/fuzz/fuzz_fsck.c $(LIB_SRCS) \
+             $(filter-out tools/fsck/main.c,$(FSCK_SRCS))
 $(OUT)/fuzz/fuzz_fsck: $(FUZZ_SRCS) $(LIB_HDRS) $(wildcard tools/fsck/*.h)
 	@mkdir -p $(dir $@)
 	$(Q)clang $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \

@@ -23,13 +23,6 @@
 #include "format/ondisk.h"
 #include "common/util.h"
 
-/*
- * tests/tests.mk names the fsck sources the target is built from, and
- * predates this file of them: it is compiled here. Once FUZZ_SRCS lists
- * it, this line goes.
- */
-#include "filedata.c"
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Pre-order: a directory the image made 0000 is opened up before its

@@ -222,6 +222,7 @@ int main(int argc, char **argv)
 	int fd, ret;
 
 	kiln_progname = "fsck.erofs";
+	kiln_oom_status = 8;	/* fsck(8): operational error */
 	ret = parse(argc, argv, &o);
 	if (ret)
 		return ret < 0 ? FSCK_EXIT_CLEAN : ret;

@@ -43,6 +43,8 @@ int kiln_mkfs(const struct kiln_mkfs_opts *o);
 
 /* Error reporting shared by the library and the tools. */
 extern const char *kiln_progname;
+/* Exit status when an allocation fails (fsck: 8, an operational error). */
+extern int kiln_oom_status;
 void kiln_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void kiln_info(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

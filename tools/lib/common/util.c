@@ -34,12 +34,14 @@ void kiln_info(int level, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int kiln_oom_status = 1;
+
 /* Out of memory is not an input error we can report usefully: stop. */
 static void *oom(void *p)
 {
 	if (!p) {
 		kiln_err("out of memory");
-		exit(1);
+		exit(kiln_oom_status);
 	}
 	return p;
 }
