@@ -72,18 +72,6 @@ static void usage(void)
 "(cannot open the image, cannot extract), 16 usage error; 4 and 8 add up.\n");
 }
 
-/* Names the option getopt stopped at (musl and glibc set optind differently). */
-static const char *bad_option(int argc, char **argv)
-{
-	static char buf[3] = "-?";
-
-	if (optopt > 0 && optopt < 128) {
-		buf[1] = (char)optopt;
-		return buf;
-	}
-	return optind - 1 < argc ? argv[optind - 1] : argv[argc - 1];
-}
-
 static int number(const char *what, const char *arg, uint64_t min,
 		  uint64_t max, uint64_t *v)
 {
@@ -142,7 +130,7 @@ static int parse(int argc, char **argv, struct fsck_opts *o)
 		default:
 			kiln_err("%s option '%s' (try --help)", c == ':' ?
 				 "missing argument for" : "unknown",
-				 bad_option(argc, argv));
+				 kiln_bad_option(argc, argv));
 			return FSCK_EXIT_USAGE;
 		}
 	}

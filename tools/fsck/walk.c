@@ -100,19 +100,6 @@ static void add_file(struct fsck *f, struct file_job **group,
 		flush_files(f, group);
 }
 
-static uint8_t ftype_of(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG: return EROFS_FT_REG_FILE;
-	case S_IFDIR: return EROFS_FT_DIR;
-	case S_IFCHR: return EROFS_FT_CHRDEV;
-	case S_IFBLK: return EROFS_FT_BLKDEV;
-	case S_IFIFO: return EROFS_FT_FIFO;
-	case S_IFSOCK: return EROFS_FT_SOCK;
-	}
-	return EROFS_FT_SYMLINK;
-}
-
 /* Loads and checks an inode: the same for files and directories. */
 static int load(struct fsck *f, struct fsck_worker *wk, uint64_t nid,
 		uint8_t ftype, const char *path, struct kiln_rinode *ri)
@@ -124,7 +111,7 @@ static int load(struct fsck *f, struct fsck_worker *wk, uint64_t nid,
 			   d.msg);
 		return -1;
 	}
-	if (ftype_of(ri->mode) != ftype) {
+	if (erofs_ftype(ri->mode) != ftype) {
 		fsck_error(f, path, "nid %llu: directory entry says file type "
 			   "%u, the inode mode 0%o", (unsigned long long)nid,
 			   ftype, ri->mode);

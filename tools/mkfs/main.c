@@ -245,18 +245,6 @@ static int check_compression(struct kiln_mkfs_opts *o)
 	return 0;
 }
 
-/* Names the option getopt stopped at (musl and glibc set optind differently). */
-static const char *bad_option(int argc, char **argv)
-{
-	static char buf[3] = "-?";
-
-	if (optopt > 0 && optopt < 128) {
-		buf[1] = (char)optopt;
-		return buf;
-	}
-	return optind - 1 < argc ? argv[optind - 1] : argv[argc - 1];
-}
-
 static int parse_args(int argc, char **argv, struct kiln_mkfs_opts *o)
 {
 	int c;
@@ -274,7 +262,7 @@ static int parse_args(int argc, char **argv, struct kiln_mkfs_opts *o)
 		if (c == '?' || c == ':') {
 			kiln_err("%s option '%s' (try --help)", c == '?' ?
 				 "unknown" : "missing argument for",
-				 bad_option(argc, argv));
+				 kiln_bad_option(argc, argv));
 			return -1;
 		}
 		if (parse_one(c, optarg, o))

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,4 +121,16 @@ int kiln_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/* Names the option getopt stopped at (musl and glibc set optind differently). */
+const char *kiln_bad_option(int argc, char **argv)
+{
+	static char buf[3] = "-?";
+
+	if (optopt > 0 && optopt < 128) {
+		buf[1] = (char)optopt;
+		return buf;
+	}
+	return optind - 1 < argc ? argv[optind - 1] : argv[argc - 1];
 }

@@ -24,6 +24,9 @@ ssize_t pread_all(int fd, void *buf, size_t len, uint64_t off);
  */
 int kiln_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/* The option getopt_long stopped at, for a one-line error. */
+const char *kiln_bad_option(int argc, char **argv);
+
 static inline uint64_t round_up(uint64_t v, uint64_t align)
 {
 	return (v + align - 1) / align * align;

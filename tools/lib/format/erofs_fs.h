@@ -10,6 +10,7 @@
 #define KILN_EROFS_FS_H
 
 #include <stdint.h>
+#include <sys/stat.h>
 
 #define EROFS_SUPER_OFFSET	1024
 #define EROFS_SUPER_MAGIC	0xE0F5E1E2u
@@ -175,6 +176,21 @@ enum erofs_file_type {
 	EROFS_FT_UNKNOWN, EROFS_FT_REG_FILE, EROFS_FT_DIR, EROFS_FT_CHRDEV,
 	EROFS_FT_BLKDEV, EROFS_FT_FIFO, EROFS_FT_SOCK, EROFS_FT_SYMLINK,
 };
+
+/* A directory entry's file_type for an inode's mode. */
+static inline uint8_t erofs_ftype(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG:  return EROFS_FT_REG_FILE;
+	case S_IFDIR:  return EROFS_FT_DIR;
+	case S_IFCHR:  return EROFS_FT_CHRDEV;
+	case S_IFBLK:  return EROFS_FT_BLKDEV;
+	case S_IFIFO:  return EROFS_FT_FIFO;
+	case S_IFSOCK: return EROFS_FT_SOCK;
+	case S_IFLNK:  return EROFS_FT_SYMLINK;
+	}
+	return EROFS_FT_UNKNOWN;
+}
 
 /*
  * Extended attributes. An inode's xattr body is a 12-byte header, an array

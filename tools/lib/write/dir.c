@@ -5,20 +5,6 @@
 #include "format/erofs_fs.h"
 #include "format/ondisk.h"
 
-uint8_t kiln_file_type(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG:  return EROFS_FT_REG_FILE;
-	case S_IFDIR:  return EROFS_FT_DIR;
-	case S_IFCHR:  return EROFS_FT_CHRDEV;
-	case S_IFBLK:  return EROFS_FT_BLKDEV;
-	case S_IFIFO:  return EROFS_FT_FIFO;
-	case S_IFSOCK: return EROFS_FT_SOCK;
-	case S_IFLNK:  return EROFS_FT_SYMLINK;
-	}
-	return EROFS_FT_UNKNOWN;
-}
-
 /*
  * Calls fn once per directory block with the range of entries it holds;
  * returns the directory's i_size. Both size and encoding use this walk so
@@ -60,7 +46,7 @@ static void encode_block(const struct kiln_inode *dir, uint32_t first,
 		struct erofs_dirent de = {
 			.nid = d->inode->nid,
 			.nameoff = (uint16_t)nameoff,
-			.file_type = kiln_file_type(d->inode->mode),
+			.file_type = erofs_ftype(d->inode->mode),
 		};
 
 		erofs_dirent_encode(out + (i - first) * EROFS_DIRENT_SIZE, &de);

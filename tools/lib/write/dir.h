@@ -13,6 +13,5 @@ uint64_t kiln_dir_size(const struct kiln_inode *dir, uint32_t blksz);
 /* Encodes the whole directory into out (round_up(size, blksz) bytes). */
 void kiln_dir_encode(const struct kiln_inode *dir, uint32_t blksz,
 		     uint8_t *out);
-uint8_t kiln_file_type(uint32_t mode);
 
 #endif
