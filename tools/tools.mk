@@ -4,8 +4,9 @@
 
 LIB_SRCS  := $(wildcard tools/lib/*/*.c)
 LIB_HDRS  := $(wildcard tools/lib/*.h tools/lib/*/*.h)
-PROGRAMS  := mkfs.erofs fsck.erofs
+PROGRAMS  := mkfs.erofs fsck.erofs kiln-bootstate
 FSCK_SRCS := $(wildcard tools/fsck/*.c)
+BOOTSTATE_SRCS := $(wildcard tools/bootstate/*.c)
 
 WARN   := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
           -Wmissing-prototypes -Wpointer-arith -Wvla -Wformat=2
@@ -25,6 +26,10 @@ $(1)/bin/mkfs.erofs: $(1)/obj/tools/mkfs/main.o $(1)/lib/libkiln.a
 	@mkdir -p $$(dir $$@)
 	$$(Q)$(2) $(3) -o $$@ $$^ $(4)
 $(1)/bin/fsck.erofs: $(FSCK_SRCS:%.c=$(1)/obj/%.o) $(1)/lib/libkiln.a
+	@mkdir -p $$(dir $$@)
+	$$(Q)$(2) $(3) -o $$@ $$^ $(4)
+# kiln-bootstate needs nothing of libkiln: it is only its own files.
+$(1)/bin/kiln-bootstate: $(BOOTSTATE_SRCS:%.c=$(1)/obj/%.o)
 	@mkdir -p $$(dir $$@)
 	$$(Q)$(2) $(3) -o $$@ $$^ $(4)
 $(1)/obj:
