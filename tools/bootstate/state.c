@@ -94,7 +94,8 @@ static int read_copy(int dirfd, int i, struct state_copy *c, struct env *env,
 	unsigned long long v;
 	size_t size = 0;
 	struct stat sb;
-	int fd = openat(dirfd, copy_name[i], O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = openat(dirfd, copy_name[i], O_RDONLY | O_CLOEXEC | O_NOCTTY |
+			O_NONBLOCK);	/* a FIFO must not hang us */
 
 	if (fd < 0 || fstat(fd, &sb) != 0) {
 		why = errno == ENOENT ? "missing" : strerror(errno);
