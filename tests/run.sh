@@ -34,10 +34,12 @@ done
 # took ~280 s each there). Compressed images of the aarch64 build are
 # compared byte for byte with the x86_64 build's in once_aarch64_same_image.
 AARCH64_TESTS="roundtrip_default roundtrip_small_blocks deterministic cli
-	bad_input image_targets timestamps_decimal fsck_damaged fsck_cli"
+	bad_input image_targets timestamps_decimal fsck_damaged fsck_cli
+	bootstate_uboot_interop bootstate_newest_wins bootstate_atomic_write
+	bootstate_full_disk bootstate_commands bootstate_hostile_copies"
 QBIN=$PWD/out/aarch64/qemu-bin
 mkdir -p "$QBIN"
-for tool in mkfs.erofs fsck.erofs; do
+for tool in mkfs.erofs fsck.erofs kiln-bootstate; do
 	printf '#!/bin/sh\nexec qemu-aarch64-static %s "$@"\n' \
 		"$PWD/out/aarch64/bin/$tool" > "$QBIN/$tool"
 	chmod 755 "$QBIN/$tool"
