@@ -138,7 +138,7 @@ test_bootstate_atomic_write() {
 	for n in 0 1 100 4095; do
 		assert_fails env KILN_BOOTSTATE_FAIL_AFTER=$n "$BIN/kiln-bootstate" \
 			--dir "$T/boot" mark-bad A 2> "$T/err"
-		assert_grep 'state0.env.tmp: write: No space left on device' "$T/err"
+		assert_grep 'No space left on device' "$T/err"
 		cmp "$T/old0" "$T/boot/state0.env" || fail "state0 changed by a failed write ($n)"
 		cmp "$T/old1" "$T/boot/state1.env" || fail "state1 changed by a failed write ($n)"
 		[ ! -e "$T/boot/state0.env.tmp" ] || fail "temporary file left ($n)"
