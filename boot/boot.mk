@@ -71,11 +71,26 @@ $(B)/initramfs.img: $(B)/epoch $(BCONF) boot/mkinitramfs.sh boot/init \
 $(B)/disk.img: $(B)/epoch $(BCONF) boot/mkdisk.sh $(B)/rootfs.erofs
 	$(IMGENV) boot/mkdisk.sh $(BCONF) $(B)/rootfs.erofs $@
 
-$(B)/manifest.txt: $(B)/epoch boot/manifest.sh $(B)/disk.img $(B)/initramfs.img \
+# A board's disk: disk.img (GPT, boot/mkdisk.sh), or with BOOT_CHAIN=rpi
+# in board.conf a Raspberry Pi SD card, sdcard.img (MBR, the GPU firmware,
+# U-Boot and its boot script on a FAT: boot/mksdcard.sh).
+BCHAIN := $(shell . ./$(BCONF) 2>/dev/null && echo $$BOOT_CHAIN)
+BDISK  := $(if $(filter rpi,$(BCHAIN)),sdcard.img,disk.img)
+
+$(B)/rpi/package: $(BCONF) boot/fetch-rpi.sh | host-deps
+	boot/fetch-rpi.sh $(BCONF) $(B)/rpi
+
+$(B)/sdcard.img: $(B)/epoch $(BCONF) boot/mksdcard.sh boot/uboot/boot.cmd \
+		$(B)/rootfs.erofs $(B)/initramfs.img $(KDIR)/kver $(B)/kernel.vars \
+		$(B)/rpi/package
+	$(IMGENV) boot/mksdcard.sh $(BCONF) $(B)/rootfs.erofs $(KDIR) $(B)/rpi \
+		$(B)/initramfs.img $@
+
+$(B)/manifest.txt: $(B)/epoch boot/manifest.sh $(B)/$(BDISK) $(B)/initramfs.img \
 		$(KDIR)/kver $(B)/kernel.vars
 	cp $(KDIR)/vmlinuz $(B)/vmlinuz
 	cp $(BCONF) $(B)/board.conf
-	$(IMGENV) boot/manifest.sh $(board) $(B) $(KDIR) > $@.tmp && mv $@.tmp $@
+	$(IMGENV) DISK_IMAGE=$(BDISK) boot/manifest.sh $(board) $(B) $(KDIR) > $@.tmp && mv $@.tmp $@
 
 # The disk stays as built (its SHA-256 is in the manifest): QEMU writes to a
 # snapshot, dropped at exit. QEMU_OPTS= keeps what the device writes.

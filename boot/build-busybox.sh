@@ -24,9 +24,12 @@ die() {
 	exit 1
 }
 
+# STRIP: busybox strips with the host's strip unless told (aarch64's is
+# the cross binutils')
+STRIP=strip
 case $ARCH in
 x86_64) KARCH=x86_64-linux-gnu ;;
-aarch64) KARCH=aarch64-linux-gnu ;;
+aarch64) KARCH=aarch64-linux-gnu STRIP=aarch64-linux-gnu-strip ;;
 *) die "unknown ARCH $ARCH" ;;
 esac
 [ -r "$CONFIG" ] || die "cannot read $CONFIG"
@@ -68,7 +71,7 @@ if [ ! -x "$DEST/busybox" ]; then
 				{ echo "not kept by kconfig: $line"; exit 1; }
 		done
 		make -j"$(nproc)" busybox busybox.links CC="$ROOT/scripts/musl-cc $ARCH" \
-			HOSTCC=gcc EXTRA_CFLAGS="-isystem $TMP/kh" \
+			HOSTCC=gcc STRIP="$STRIP" EXTRA_CFLAGS="-isystem $TMP/kh" \
 			SKIP_STRIP=n V=1
 	) >"$LOG" 2>&1 || { tail -n 30 "$LOG" >&2; die "build failed (log: $LOG)"; }
 	rm -rf "$DEST.new" && mkdir -p "$DEST.new"

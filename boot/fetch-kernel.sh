@@ -20,14 +20,18 @@ die() {
 pkg=$(apt-cache depends "$KERNEL_PKG" 2>/dev/null |
 	awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }')
 [ -n "$pkg" ] || die "$KERNEL_PKG: no such package in the apt lists (apt-get update?)"
-ver=${KERNEL_VERSION:-$(apt-cache show --no-all-versions "$pkg" |
+# a foreign architecture's package is named NAME:ARCH (arm64 on amd64)
+pkg=${pkg%:*}
+apkg=$pkg
+case $ARCH in aarch64) apkg=$pkg:arm64 ;; esac
+ver=${KERNEL_VERSION:-$(apt-cache show --no-all-versions "$apkg" |
 	sed -n 's/^Version: //p' | head -n 1)}
 [ -n "$ver" ] || die "$pkg: no version"
 mkdir -p "$CACHE/debs"
 deb=$CACHE/debs/${pkg}_$(echo "$ver" | sed 's/:/%3a/')_amd64.deb
 case $ARCH in aarch64) deb=${deb%_amd64.deb}_arm64.deb ;; esac
 if [ ! -f "$deb" ]; then
-	(cd "$CACHE/debs" && apt-get download "$pkg=$ver" >/dev/null 2>&1) ||
+	(cd "$CACHE/debs" && apt-get download "$apkg=$ver" >/dev/null 2>&1) ||
 		die "cannot download $pkg $ver"
 	[ -f "$deb" ] || die "downloaded $pkg $ver, but not as $deb"
 fi
@@ -38,6 +42,10 @@ dpkg-deb -x "$deb" "$DEST.new/tree" || die "cannot unpack $deb"
 kver=$(ls "$DEST.new/tree/lib/modules")
 [ "$(echo "$kver" | wc -w)" = 1 ] || die "$deb: not one modules tree"
 mv "$DEST.new/tree/boot/vmlinuz-$kver" "$DEST.new/vmlinuz"
+# device trees (arm64's package has them): DEST/dtbs/VENDOR/NAME.dtb
+if [ -d "$DEST.new/tree/usr/lib/linux-image-$kver" ]; then
+	mv "$DEST.new/tree/usr/lib/linux-image-$kver" "$DEST.new/dtbs"
+fi
 rm -rf "$DEST.new/tree/boot" "$DEST.new/tree/usr"
 echo "$kver" >"$DEST.new/kver"
 sum=$(sha256sum "$deb")

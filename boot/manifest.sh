@@ -25,8 +25,14 @@ while read -r name ver sum; do
 	echo "firmware-package $name $ver $sum"
 done <"$DIR/firmware/package"
 cat "$DIR/initramfs.img.firmware"
+# a Raspberry Pi's GPU firmware and U-Boot (boot/fetch-rpi.sh)
+if [ "${DISK_IMAGE:-disk.img}" = sdcard.img ]; then
+	while read -r name ver sum; do
+		echo "boot-package $name $ver $sum"
+	done <"$DIR/rpi/package"
+fi
 echo "busybox $1 $2"
-for f in vmlinuz initramfs.img rootfs.erofs disk.img; do
+for f in vmlinuz initramfs.img rootfs.erofs "${DISK_IMAGE:-disk.img}"; do
 	sum=$(sha256sum "$DIR/$f")
 	size=$(stat -c %s "$DIR/$f")
 	echo "sha256 ${sum%% *} $f $size"

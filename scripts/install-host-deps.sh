@@ -8,6 +8,7 @@ qemu-user-static erofs-utils attr acl python3 dpkg-dev cmake file xxd
 e2fsprogs util-linux liblz4-dev libzstd-dev liblzma-dev libdeflate-dev
 clang libclang-rt-14-dev
 kmod fdisk cpio zstd xz-utils lz4 qemu-system-x86
+qemu-system-arm mtools dosfstools linux-libc-dev:arm64
 flex bison bc libelf-dev libssl-dev u-boot-tools libubootenv-tool"
 
 # `install-host-deps.sh bench` adds what the benchmarks compare against.
