@@ -1,0 +1,142 @@
+# Raspberry Pi 4 board (board/rpi4): the SD card image built by
+# `make image board=rpi4` into the tests' own directory
+# (out/test-images/rpi4), looked at from the outside, and booted through
+# its real boot chain (U-Boot, boot.scr, the A/B state on the FAT, Linux,
+# /init, the EROFS root) under QEMU's raspi3b, which the same card boots
+# (the GPU firmware is not emulated: QEMU starts U-Boot itself).
+
+. tests/lib/qemu.sh
+
+RPI_OUT=out/test-images/rpi4
+RPI_DTB=broadcom/bcm2837-rpi-3-b.dtb
+
+rpi_build() {
+	make --no-print-directory image board=rpi4 IMAGE_OUT="$RPI_OUT" \
+		>"$T/make.log" 2>&1 ||
+		{ tail -n 30 "$T/make.log"; fail "make image board=rpi4 failed"; }
+	[ -f "$RPI_OUT/sdcard.img" ] || fail "no sdcard.img"
+}
+
+# rpi_state IMG N: state N's variables from IMG's FAT, one per line, after
+# checking the U-Boot env format (4096 bytes, LE CRC32 of bytes 4..4095).
+rpi_state() {
+	rm -f "$T/state$2.env"
+	MTOOLS_SKIP_CHECK=1 mcopy -n -i "$1@@1M" "::state$2.env" "$T/state$2.env" ||
+		fail "no state$2.env on the FAT"
+	python3 - "$T/state$2.env" <<'PY' || fail "state$2.env is not a valid U-Boot env"
+import struct, sys, zlib
+b = open(sys.argv[1], "rb").read()
+assert len(b) == 4096, len(b)
+assert struct.unpack("<I", b[:4])[0] == zlib.crc32(b[4:]), "bad CRC"
+for e in b[4:].split(b"\0"):
+    if not e:
+        break
+    print(e.decode())
+PY
+}
+
+# rpi_put_state IMG N TEXT: write state N ("NAME=VALUE" lines) into IMG's FAT.
+rpi_put_state() {
+	printf '%s\n' "$3" >"$T/put.txt"
+	mkenvimage -s 4096 -p 0 -o "$T/put.env" "$T/put.txt" || fail "mkenvimage failed"
+	MTOOLS_SKIP_CHECK=1 mcopy -o -i "$1@@1M" "$T/put.env" "::state$2.env" ||
+		fail "cannot write state$2.env"
+}
+
+# The partition table, the FAT's files, the root slots, the binaries in
+# them, the boot script, the A/B state and the manifest.
+once_rpi4_image_inspect() {
+	rpi_build
+	local img=$RPI_OUT/sdcard.img size f n
+	size=$(stat -c %s "$img")
+	[ $((size & (size - 1))) = 0 ] || fail "sdcard.img is $size bytes, not a power of two"
+	sfdisk -J "$img" >"$T/pt.json" || fail "sfdisk -J failed"
+	python3 - "$T/pt.json" "$size" <<'PY' || fail "partition table: $(cat "$T/pt.json")"
+import json, sys
+t = json.load(open(sys.argv[1]))["partitiontable"]
+size = int(sys.argv[2]) // 512
+assert t["label"] == "dos", t["label"]
+p = t["partitions"]
+assert [x["type"] for x in p] == ["c", "83", "83", "83"], p
+assert p[0].get("bootable") is True and not any(x.get("bootable") for x in p[1:]), p
+assert p[0]["start"] == 2048, p
+for a, b in zip(p, p[1:]):
+    assert a["start"] + a["size"] <= b["start"], (a, b)
+assert p[1]["size"] == p[2]["size"], p
+assert p[3]["start"] + p[3]["size"] <= size, p
+PY
+	MTOOLS_SKIP_CHECK=1 mdir -/ -b -i "$img@@1M" :: >"$T/fat" || fail "mdir failed: no FAT"
+	cat "$T/fat"
+	for f in config.txt u-boot.bin start4.elf fixup4.dat bootcode.bin start.elf fixup.dat \
+		boot.scr state0.env state1.env vmlinuz initramfs.img \
+		broadcom/bcm2711-rpi-4-b.dtb broadcom/bcm2711-rpi-400.dtb \
+		broadcom/bcm2711-rpi-cm4-io.dtb $RPI_DTB; do
+		grep -qx "::/$f" "$T/fat" || fail "$f is not on the FAT"
+	done
+	MTOOLS_SKIP_CHECK=1 mtype -i "$img@@1M" ::config.txt >"$T/config.txt"
+	for f in arm_64bit=1 kernel=u-boot.bin enable_uart=1; do
+		grep -qx "$f" "$T/config.txt" || fail "config.txt has no $f"
+	done
+	MTOOLS_SKIP_CHECK=1 mcopy -n -i "$img@@1M" ::vmlinuz "$T/vmlinuz"
+	file "$T/vmlinuz" | grep -q 'Linux kernel ARM64 boot executable Image' ||
+		fail "vmlinuz is not an arm64 Image: $(file "$T/vmlinuz")"
+	# the A/B state: both copies valid, state0 the newer, 3 tries each
+	rpi_state "$img" 0 >"$T/s0"
+	rpi_state "$img" 1 >"$T/s1"
+	cat "$T/s0" "$T/s1"
+	printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\nKILN_SEQ=1\n' | diff - "$T/s0" ||
+		fail "state0.env"
+	printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\nKILN_SEQ=0\n' | diff - "$T/s1" ||
+		fail "state1.env"
+	# the boot script: a U-Boot script image; the files it loads are there
+	MTOOLS_SKIP_CHECK=1 mcopy -n -i "$img@@1M" ::boot.scr "$T/boot.scr"
+	mkimage -l "$T/boot.scr" >"$T/scr.info" || fail "boot.scr is no U-Boot image"
+	grep -q 'Script' "$T/scr.info" || fail "boot.scr is not a script: $(cat "$T/scr.info")"
+	grep -q 'ARM64\|AArch64' "$T/scr.info" || fail "boot.scr is not for arm64: $(cat "$T/scr.info")"
+	# (64-byte header, a table of lengths ended by 0, then the script)
+	tail -c +73 "$T/boot.scr" | tr -d '\0' >"$T/boot.cmd"
+	head -n 1 "$T/boot.cmd" | grep -q '^setenv kiln_cmdline "console=ttyS1,115200' ||
+		fail "the script does not start with the board's command line"
+	tail -n +2 "$T/boot.cmd" | cmp - boot/uboot/boot.cmd || fail "boot.scr is not boot/uboot/boot.cmd"
+	sed -n 's/^.*load \${devtype} \${kiln_fat} \${[a-z_]*} \([^ ;]*\).*/\1/p' "$T/boot.cmd" |
+		sort -u >"$T/loads"
+	cat "$T/loads"
+	grep -qx 'vmlinuz' "$T/loads" || fail "the script loads no vmlinuz"
+	while read -r f; do
+		case $f in
+		'${fdtfile}') f=$RPI_DTB ;;	# what U-Boot sets on a Pi 3 (and QEMU's raspi3b)
+		'state${kiln_n}.env') f=state0.env ;;
+		esac
+		grep -qx "::/$f" "$T/fat" || fail "the script loads $f, not on the FAT"
+	done <"$T/loads"
+	grep -q 'fatwrite ${devtype} ${kiln_fat} ${kiln_out} state${kiln_next}.env 0x1000' "$T/boot.cmd" ||
+		fail "the script does not write the state"
+	# the root slots: the same EROFS image, which passes fsck (Kiln's, and
+	# erofs-utils 1.5)
+	sfdisk -d "$img" | sed -n 's/.*start= *\([0-9]*\), size= *\([0-9]*\).*/\1 \2/p' >"$T/parts"
+	n=0
+	while read -r start sz; do
+		n=$((n + 1))
+		[ $n = 2 ] || [ $n = 3 ] || continue
+		dd if="$img" of="$T/root$n" bs=512 skip="$start" count="$sz" status=none
+		"$BIN/fsck.erofs" "$T/root$n" || fail "slot in partition $n fails fsck.erofs"
+		oracle_fsck "$T/root$n" || fail "slot in partition $n fails erofs-utils' fsck.erofs"
+		cmp -n "$(stat -c %s "$RPI_OUT/rootfs.erofs")" "$T/root$n" "$RPI_OUT/rootfs.erofs" ||
+			fail "partition $n is not rootfs.erofs"
+	done <"$T/parts"
+	# the device's binaries: static aarch64
+	"$BIN/fsck.erofs" --extract="$T/root" "$T/root2" >/dev/null || fail "extract failed"
+	for f in bin/busybox usr/bin/fsck.erofs usr/bin/mkfs.erofs; do
+		file -L "$T/root/$f" >"$T/file"
+		grep -q 'ELF 64-bit LSB .*ARM aarch64' "$T/file" || fail "$f: $(cat "$T/file")"
+		grep -q 'statically linked' "$T/file" || fail "$f is not static: $(cat "$T/file")"
+	done
+	# the data partition: ext4
+	dd if="$img" of="$T/data" bs=512 skip="$(sed -n 4p "$T/parts" | cut -d' ' -f1)" \
+		count=4096 status=none
+	file "$T/data" | grep -q 'ext4 filesystem data' || fail "no ext4 in partition 4"
+	for f in "sha256 .* sdcard.img $size" "boot-package raspi-firmware " "boot-package u-boot-rpi " \
+		"kernel-package linux-image-.*-arm64 "; do
+		assert_grep "^$f" "$RPI_OUT/manifest.txt"
+	done
+}
