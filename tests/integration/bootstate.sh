@@ -276,6 +276,8 @@ cases = [
     (b"=value\0", "entry without a name=value form"),
     (vars(order=b"A C"), "BOOT_ORDER is not slots A/B"),
     (vars(order=b"A A"), "BOOT_ORDER is not slots A/B"),
+    (vars(order=b"A B B"), "BOOT_ORDER is not slots A/B"),
+    (vars(order=b"A B B B B"), "BOOT_ORDER is not slots A/B"),
     (vars(order=b"AB"), "BOOT_ORDER is not slots A/B"),
     (vars(order=b" "), "BOOT_ORDER is not slots A/B"),
     (vars(a=b"-1"), "no decimal BOOT_A_LEFT"),

@@ -73,8 +73,9 @@ static int parse_order(const char *s, char order[4])
 	for (; *s; s++) {
 		if (*s == ' ')
 			continue;
+		/* a repeat is refused, which also keeps n within order[] */
 		if ((*s != 'A' && *s != 'B') || (s[1] && s[1] != ' ') ||
-		    (n && order[0] == *s))
+		    memchr(order, *s, n))
 			return -1;
 		order[n++] = *s;
 	}
