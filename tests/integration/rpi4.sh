@@ -140,3 +140,101 @@ PY
 		assert_grep "^$f" "$RPI_OUT/manifest.txt"
 	done
 }
+
+# rpi_qemu_board DIR: a board directory for qemu_boot (tests/lib/qemu.sh,
+# its bounded wait) whose QEMU boots the Pi's chain: qemu/run.sh's
+# -kernel/-initrd/-append (Linux straight away) are dropped, QEMU's raspi3b
+# starts the card's U-Boot with the Pi 3's device tree, and the console is
+# the second UART (the mini UART, ttyS1, where U-Boot and Linux print as on
+# a Pi with enable_uart=1). -snapshot is dropped too: the disk is the
+# test's own copy, and the test reads what U-Boot wrote to it.
+rpi_qemu_board() {
+	local d=$1
+	mkdir -p "$d"
+	cp "$RPI_OUT/board.conf" "$d/board.conf"
+	cat >>"$d/board.conf" <<CONF
+QEMU=$d/qemu
+QEMU_ARGS="-drive if=sd,format=raw,file=@DISK@"
+CONF
+	MTOOLS_SKIP_CHECK=1 mcopy -n -i "$RPI_OUT/sdcard.img@@1M" ::u-boot.bin "$d/u-boot.bin"
+	MTOOLS_SKIP_CHECK=1 mcopy -n -i "$RPI_OUT/sdcard.img@@1M" "::$RPI_DTB" "$d/rpi.dtb"
+	cat >"$d/qemu" <<'QEMU'
+#!/bin/sh
+d=${0%/*}
+set -f
+n=$#
+while [ "$n" -gt 0 ]; do
+	a=$1
+	shift
+	n=$((n - 1))
+	case $a in
+	-kernel | -initrd | -append) shift; n=$((n - 1)) ;;
+	-snapshot) ;;
+	-serial) set -- "$@" -serial null -serial "$1"; shift; n=$((n - 1)) ;;
+	*) set -- "$@" "$a" ;;
+	esac
+done
+exec qemu-system-aarch64 -M raspi3b -m 1G -kernel "$d/u-boot.bin" -dtb "$d/rpi.dtb" "$@"
+QEMU
+	chmod +x "$d/qemu"
+}
+
+# rpi_boot DISK LOG: boot DISK (a copy) to the root's rcS line under TCG.
+rpi_boot() {
+	rpi_qemu_board "$T/b"
+	KILN_QEMU_ACCEL=tcg BOOT_TIMEOUT=${BOOT_TIMEOUT:-240} \
+		BOOT_MARKER='^kiln: slot=[AB] root=' DISK=$1 \
+		qemu_boot "$T/b" "$2" || fail "boot: $QEMU_WHY"
+	tr -d '\r' <"$2" >"$2.txt"
+	grep -v '^\[' "$2.txt" | grep -E '^(kiln|U-Boot|Found|Starting)' || true
+}
+
+# The card boots slot A through U-Boot and boot.scr, /init finds the root
+# and data by the MBR's PARTUUIDs, and the root's rcS runs; U-Boot counted
+# the try in the other copy of the state (state1.env, KILN_SEQ 2).
+once_rpi4_boot_qemu() {
+	rpi_build
+	cp "$RPI_OUT/sdcard.img" "$T/sd.img"
+	local t0=$SECONDS
+	rpi_boot "$T/sd.img" "$LOGDIR/rpi4_boot_qemu.serial"
+	echo "userland after $((SECONDS - t0)) s (with 10 s of qemu_boot's wait)"
+	local log=$LOGDIR/rpi4_boot_qemu.serial.txt
+	for l in 'Found U-Boot script /boot.scr' \
+		'kiln: state0.env: BOOT_ORDER=A B BOOT_A_LEFT=3 BOOT_B_LEFT=3 KILN_SEQ=1' \
+		'kiln: booting slot A (tries left 2)' 'kiln: state1.env written (KILN_SEQ=2)' \
+		'kiln-init: root: /dev/mmcblk0p2 (slot A)' 'kiln-init: data: /dev/mmcblk0p4'; do
+		grep -qxF "$l" "$log" || fail "no '$l'"
+	done
+	grep -q 'kiln: broadcom/bcm2837-rpi-3-b.dtb: .*kiln.slot=A root=PARTUUID=[0-9a-f]\{8\}-02 kiln.data=PARTUUID=[0-9a-f]\{8\}-04' "$log" ||
+		fail "U-Boot's fdtfile or bootargs"
+	grep -q 'erofs: (device mmcblk0p2): mounted' "$log" || fail "slot A not mounted as EROFS"
+	grep -q '^kiln: slot=A root=/dev/mmcblk0p2, up in' "$log" || fail "no rcS line from slot A"
+	rpi_state "$T/sd.img" 0 >"$T/s0"
+	rpi_state "$T/sd.img" 1 >"$T/s1"
+	printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\nKILN_SEQ=1\n' | diff - "$T/s0" ||
+		fail "state0.env changed"
+	sort -o "$T/s1" "$T/s1"
+	printf 'BOOT_A_LEFT=2\nBOOT_B_LEFT=3\nBOOT_ORDER=A B\nKILN_SEQ=2\n' | diff - "$T/s1" ||
+		fail "state1.env: $(cat "$T/s1")"
+}
+
+# Slot A out of tries in the newer copy (state1.env, KILN_SEQ 99): U-Boot
+# takes that copy over state0.env (KILN_SEQ 5, tries left), says why it
+# falls back, boots B, and writes state0.env with KILN_SEQ 100.
+once_rpi4_boot_fallback_b() {
+	rpi_build
+	cp "$RPI_OUT/sdcard.img" "$T/sd.img"
+	rpi_put_state "$T/sd.img" 0 "$(printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\nKILN_SEQ=5')"
+	rpi_put_state "$T/sd.img" 1 "$(printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=0\nBOOT_B_LEFT=3\nKILN_SEQ=99')"
+	rpi_boot "$T/sd.img" "$T/serial"
+	for l in 'kiln: state1.env: BOOT_ORDER=A B BOOT_A_LEFT=0 BOOT_B_LEFT=3 KILN_SEQ=99' \
+		'kiln: slot A has no tries left, falling back to B' \
+		'kiln: booting slot B (tries left 2)' 'kiln: state0.env written (KILN_SEQ=100)' \
+		'kiln-init: root: /dev/mmcblk0p3 (slot B)'; do
+		grep -qxF "$l" "$T/serial.txt" || fail "no '$l'"
+	done
+	grep -q '^kiln: slot=B root=/dev/mmcblk0p3, up in' "$T/serial.txt" || fail "no rcS line from slot B"
+	rpi_state "$T/sd.img" 0 | sort >"$T/s0"
+	printf 'BOOT_A_LEFT=0\nBOOT_B_LEFT=2\nBOOT_ORDER=A B\nKILN_SEQ=100\n' | diff - "$T/s0" ||
+		fail "state0.env: $(cat "$T/s0")"
+}
