@@ -158,6 +158,19 @@ test_bootstate_atomic_write() {
 	[ ! -e "$T/boot/state0.env.tmp" ] || fail "stale temporary file not replaced"
 	expect_state "order=A B a_left=0 b_left=3 seq=2 copy=0"
 	cmp "$T/old1" "$T/boot/state1.env" || fail "state1 written"
+	# the system calls: a final name is never opened for writing nor
+	# truncated; the temporary file is synced, renamed, the directory synced
+	[ "$BUILD" != aarch64 ] || return 0	# strace would trace qemu-user
+	command -v strace > /dev/null || return 0
+	ASAN_OPTIONS=detect_leaks=0 strace -o "$T/trace" -e trace=open,openat,creat,truncate,ftruncate,fsync,fdatasync,rename,renameat,renameat2 \
+		"$BIN/kiln-bootstate" --dir "$T/boot" mark-good A > /dev/null ||
+		fail "mark-good under strace failed"
+	! grep -E '"state[01]\.env", [^)]*O_(WRONLY|RDWR)|truncate\("[^"]*state[01]\.env"' "$T/trace" ||
+		fail "a final name was opened for writing: $(cat "$T/trace")"
+	grep -E 'state1\.env\.tmp", O_WRONLY|^fsync|rename' "$T/trace" |
+		sed -E 's/^(openat|fsync|rename)[a-z0-9]*\(.*/\1/' | tr '\n' ' ' > "$T/seq"
+	[ "$(cat "$T/seq")" = "openat fsync rename fsync " ] ||
+		fail "not create, fsync, rename, fsync of the directory: $(cat "$T/trace")"
 }
 
 # A filesystem really full: FAT as on the device when this kernel has vfat
