@@ -14,9 +14,9 @@
 # with tries left: both reset to 3, the first in BOOT_ORDER boots.
 # Linux gets kiln.slot=A|B, root= and kiln.data= (the MBR's PARTUUIDs).
 #
-# Memory: the kernel Image (uncompressed, 2 MiB aligned) at 64 MiB, clear
-# of this script at scriptaddr (36 MiB); the DT, the state buffers and the
-# initramfs above it.
+# Memory: the kernel Image (decompressed there, 2 MiB aligned) at 64 MiB,
+# clear of this script at scriptaddr (36 MiB); the DT, the state buffers
+# and the initramfs above it; the compressed kernel at 256 MiB.
 setenv kiln_kernel 0x04000000
 setenv kiln_fdt 0x08000000
 setenv kiln_st0 0x08100000
@@ -149,7 +149,11 @@ part uuid ${devtype} ${devnum}:${kiln_rootpart} kiln_root
 part uuid ${devtype} ${devnum}:4 kiln_data
 setenv bootargs "${kiln_cmdline} kiln.slot=${kiln_slot} root=PARTUUID=${kiln_root} kiln.data=PARTUUID=${kiln_data}"
 echo "kiln: ${fdtfile}: ${bootargs}"
+# vmlinuz is a gzip-compressed Image: booti moves it to kernel_comp_addr_r
+# and decompresses it to kiln_kernel
 load ${devtype} ${kiln_fat} ${kiln_kernel} vmlinuz || echo "kiln: cannot load vmlinuz"
+setenv kernel_comp_size ${filesize}
+setenv kernel_comp_addr_r 0x10000000
 load ${devtype} ${kiln_fat} ${kiln_initrd} initramfs.img || echo "kiln: cannot load initramfs.img"
 setenv kiln_initrd_size ${filesize}
 if load ${devtype} ${kiln_fat} ${kiln_fdt} ${fdtfile}; then

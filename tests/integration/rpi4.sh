@@ -77,9 +77,11 @@ PY
 	for f in arm_64bit=1 kernel=u-boot.bin enable_uart=1; do
 		grep -qx "$f" "$T/config.txt" || fail "config.txt has no $f"
 	done
-	MTOOLS_SKIP_CHECK=1 mcopy -n -i "$img@@1M" ::vmlinuz "$T/vmlinuz"
+	MTOOLS_SKIP_CHECK=1 mcopy -n -i "$img@@1M" ::vmlinuz "$T/vmlinuz.gz"
+	gzip -dc "$T/vmlinuz.gz" >"$T/vmlinuz" || fail "vmlinuz is not gzip-compressed"
 	file "$T/vmlinuz" | grep -q 'Linux kernel ARM64 boot executable Image' ||
 		fail "vmlinuz is not an arm64 Image: $(file "$T/vmlinuz")"
+	cmp "$T/vmlinuz" "$RPI_OUT/vmlinuz" || fail "vmlinuz is not the kernel's Image"
 	# the A/B state: both copies valid, state0 the newer, 3 tries each
 	rpi_state "$img" 0 >"$T/s0"
 	rpi_state "$img" 1 >"$T/s1"
@@ -234,7 +236,8 @@ once_rpi4_boot_fallback_b() {
 		grep -qxF "$l" "$T/serial.txt" || fail "no '$l'"
 	done
 	grep -q '^kiln: slot=B root=/dev/mmcblk0p3, up in' "$T/serial.txt" || fail "no rcS line from slot B"
-	rpi_state "$T/sd.img" 0 | sort >"$T/s0"
+	rpi_state "$T/sd.img" 0 >"$T/s0"
+	sort -o "$T/s0" "$T/s0"
 	printf 'BOOT_A_LEFT=0\nBOOT_B_LEFT=2\nBOOT_ORDER=A B\nKILN_SEQ=100\n' | diff - "$T/s0" ||
 		fail "state0.env: $(cat "$T/s0")"
 }
@@ -265,4 +268,31 @@ once_rpi4_image_reproducible() {
 		cmp -l "$T/a/sdcard.img" "$T/b/sdcard.img" | head -n 20
 		fail "a clean build under umask 077 differs"
 	}
+}
+
+# A damaged copy (state0.env, its CRC wrong, KILN_SEQ 50 inside) is not
+# used; the valid one (state1.env, BOOT_ORDER "B A") has no slot with tries
+# left: U-Boot says so, resets both to 3, boots the first in BOOT_ORDER (B)
+# and writes state0.env anew (KILN_SEQ 8).
+once_rpi4_boot_reset() {
+	rpi_build
+	cp "$RPI_OUT/sdcard.img" "$T/sd.img"
+	printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\nKILN_SEQ=50\n' >"$T/bad.txt"
+	mkenvimage -s 4096 -p 0 -o "$T/bad.env" "$T/bad.txt"
+	printf 'X' | dd of="$T/bad.env" bs=1 seek=10 conv=notrunc status=none
+	MTOOLS_SKIP_CHECK=1 mcopy -o -i "$T/sd.img@@1M" "$T/bad.env" ::state0.env
+	rpi_put_state "$T/sd.img" 1 "$(printf 'BOOT_ORDER=B A\nBOOT_A_LEFT=0\nBOOT_B_LEFT=0\nKILN_SEQ=7')"
+	rpi_boot "$T/sd.img" "$T/serial"
+	for l in 'kiln: state0.env is missing or invalid' \
+		'kiln: state1.env: BOOT_ORDER=B A BOOT_A_LEFT=0 BOOT_B_LEFT=0 KILN_SEQ=7' \
+		'kiln: no slot has tries left (BOOT_ORDER B A): both reset to 3, booting B' \
+		'kiln: booting slot B (tries left 2)' 'kiln: state0.env written (KILN_SEQ=8)' \
+		'kiln-init: root: /dev/mmcblk0p3 (slot B)'; do
+		grep -qxF "$l" "$T/serial.txt" || fail "no '$l'"
+	done
+	grep -q '^kiln: slot=B root=/dev/mmcblk0p3, up in' "$T/serial.txt" || fail "no rcS line from slot B"
+	rpi_state "$T/sd.img" 0 >"$T/s0"
+	sort -o "$T/s0" "$T/s0"
+	printf 'BOOT_A_LEFT=3\nBOOT_B_LEFT=2\nBOOT_ORDER=B A\nKILN_SEQ=8\n' | diff - "$T/s0" ||
+		fail "state0.env: $(cat "$T/s0")"
 }
