@@ -95,8 +95,19 @@ $(B)/manifest.txt: $(B)/epoch boot/manifest.sh $(B)/$(BDISK) $(B)/initramfs.img 
 # The disk stays as built (its SHA-256 is in the manifest): QEMU writes to a
 # snapshot, dropped at exit. QEMU_OPTS= keeps what the device writes.
 QEMU_OPTS ?= -snapshot
+ifeq ($(BCHAIN),rpi)
+# A Pi's card boots its own chain: QEMU's raspi3b starts the card's U-Boot
+# with the Pi 3 device tree (QEMU runs no GPU firmware); the console is
+# the second UART, the mini UART (ttyS1), as on a Pi with enable_uart=1.
+run: image
+	qemu-system-aarch64 -M raspi3b -m 1G -kernel $(B)/rpi/u-boot.bin \
+		-dtb $(KDIR)/dtbs/broadcom/bcm2837-rpi-3-b.dtb \
+		-drive if=sd,format=raw,file=$(B)/sdcard.img $(QEMU_OPTS) \
+		-serial null -serial mon:stdio -nographic
+else
 run: image
 	QEMU_OPTS='$(QEMU_OPTS)' qemu/run.sh $(B)
+endif
 
 # A kernel from source (Debian's linux-source-6.12 or KERNEL_SRC) with
 # configs/kernel/erofs.config and the board's KERNEL_FRAGMENTS; long: see
