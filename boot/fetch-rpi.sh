@@ -74,8 +74,8 @@ get() {
 			die "$deb: SHA-256 differs from the archive's"
 	fi
 	dpkg-deb -x "$deb" "$DEST.new/deb" || die "cannot unpack $deb"
-	n=$(dpkg-deb -f "$deb" Package) && v=$(dpkg-deb -f "$deb" Version) ||
-		die "$deb: no package name or version"
+	n=$(dpkg-deb -f "$deb" Package) || die "$deb: no package name"
+	v=$(dpkg-deb -f "$deb" Version) || die "$deb: no version"
 	echo "$n $v $sum" >>"$DEST.new/package"
 }
 get apt_ "$RPI_FIRMWARE_PKG"

@@ -70,7 +70,7 @@ PY
 	for f in config.txt u-boot.bin start4.elf fixup4.dat bootcode.bin start.elf fixup.dat \
 		boot.scr state0.env state1.env vmlinuz initramfs.img \
 		broadcom/bcm2711-rpi-4-b.dtb broadcom/bcm2711-rpi-400.dtb \
-		broadcom/bcm2711-rpi-cm4-io.dtb $RPI_DTB; do
+		broadcom/bcm2711-rpi-cm4-io.dtb broadcom/bcm2837-rpi-3-b-plus.dtb $RPI_DTB; do
 		grep -qx "::/$f" "$T/fat" || fail "$f is not on the FAT"
 	done
 	MTOOLS_SKIP_CHECK=1 mtype -i "$img@@1M" ::config.txt >"$T/config.txt"
@@ -104,6 +104,7 @@ PY
 		sort -u >"$T/loads"
 	cat "$T/loads"
 	grep -qx 'vmlinuz' "$T/loads" || fail "the script loads no vmlinuz"
+	# shellcheck disable=SC2016 # the script's own ${...}, as written
 	while read -r f; do
 		case $f in
 		'${fdtfile}') f=$RPI_DTB ;;	# what U-Boot sets on a Pi 3 (and QEMU's raspi3b)
@@ -111,6 +112,7 @@ PY
 		esac
 		grep -qx "::/$f" "$T/fat" || fail "the script loads $f, not on the FAT"
 	done <"$T/loads"
+	# shellcheck disable=SC2016
 	grep -q 'fatwrite ${devtype} ${kiln_fat} ${kiln_out} state${kiln_next}.env 0x1000' "$T/boot.cmd" ||
 		fail "the script does not write the state"
 	# the root slots: the same EROFS image, which passes fsck (Kiln's, and
