@@ -29,7 +29,8 @@ test -n "${devnum}" || setenv devnum 0
 test -n "${distro_bootpart}" || setenv distro_bootpart 1
 setenv kiln_fat "${devnum}:${distro_bootpart}"
 
-# Both copies, each into kiln_{ok,ord,a,b,seq}N.
+# Both copies, each into kiln_{ok,ord,a,b,seq}N. A copy is valid when its
+# CRC is right and it has all four variables (as kiln-bootstate has it).
 setenv kiln_ok0 0
 setenv kiln_ok1 0
 for kiln_n in 0 1; do
@@ -39,7 +40,7 @@ for kiln_n in 0 1; do
 	setenv KILN_SEQ
 	if test ${kiln_n} = 0; then setenv kiln_buf ${kiln_st0}; else setenv kiln_buf ${kiln_st1}; fi
 	# (one line: U-Boot's hush continues no line after &&)
-	if load ${devtype} ${kiln_fat} ${kiln_buf} state${kiln_n}.env && env import -c ${kiln_buf} 0x1000 BOOT_ORDER BOOT_A_LEFT BOOT_B_LEFT KILN_SEQ && test -n "${KILN_SEQ}" && test -n "${BOOT_ORDER}"; then
+	if load ${devtype} ${kiln_fat} ${kiln_buf} state${kiln_n}.env && env import -c ${kiln_buf} 0x1000 BOOT_ORDER BOOT_A_LEFT BOOT_B_LEFT KILN_SEQ && test -n "${KILN_SEQ}" && test -n "${BOOT_ORDER}" && test -n "${BOOT_A_LEFT}" && test -n "${BOOT_B_LEFT}"; then
 		setenv kiln_ok${kiln_n} 1
 		setenv kiln_ord${kiln_n} "${BOOT_ORDER}"
 		setenv kiln_a${kiln_n} "${BOOT_A_LEFT}"
