@@ -69,8 +69,14 @@ else
 	put "$ROOT/boot/skel"
 fi
 mkdir -p "$T/proc" "$T/sys" "$T/dev" "$T/run" "$T/tmp" "$T/data" "$T/usr/bin"
-cp "$TOOLS/fsck.erofs" "$TOOLS/mkfs.erofs" "$T/usr/bin/"
-chmod 0755 "$T/usr/bin/fsck.erofs" "$T/usr/bin/mkfs.erofs"
+cp "$TOOLS/fsck.erofs" "$TOOLS/mkfs.erofs" "$TOOLS/kiln-bootstate" "$T/usr/bin/"
+chmod 0755 "$T/usr/bin/fsck.erofs" "$T/usr/bin/mkfs.erofs" "$T/usr/bin/kiln-bootstate"
+# A/B boards whose boot loader keeps a state on a FAT: rcS marks the slot
+# good once up (usr/libexec/kiln/mark-good)
+if [ -n "${BOOTSTATE_PART:-}" ]; then
+	mkdir -p "$T/etc/kiln"
+	echo "BOOTSTATE_PART=$BOOTSTATE_PART" >"$T/etc/kiln/bootstate"
+fi
 [ ! -d "$BOARD_DIR/overlay" ] || put "$BOARD_DIR/overlay"
 if [ -n "${ROOTFS_OVERLAY:-}" ]; then
 	[ -d "$ROOTFS_OVERLAY" ] || die "ROOTFS_OVERLAY=$ROOTFS_OVERLAY: not a directory"

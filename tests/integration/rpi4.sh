@@ -130,7 +130,9 @@ PY
 	done <"$T/parts"
 	# the device's binaries: static aarch64
 	"$BIN/fsck.erofs" --extract="$T/root" "$T/root2" >/dev/null || fail "extract failed"
-	for f in bin/busybox usr/bin/fsck.erofs usr/bin/mkfs.erofs; do
+	grep -qx 'BOOTSTATE_PART=1' "$T/root/etc/kiln/bootstate" ||
+		fail "no /etc/kiln/bootstate: the slot would never be marked good"
+	for f in bin/busybox usr/bin/fsck.erofs usr/bin/mkfs.erofs usr/bin/kiln-bootstate; do
 		file -L "$T/root/$f" >"$T/file"
 		grep -q 'ELF 64-bit LSB .*ARM aarch64' "$T/file" || fail "$f: $(cat "$T/file")"
 		grep -q 'statically linked' "$T/file" || fail "$f is not static: $(cat "$T/file")"
@@ -195,7 +197,9 @@ rpi_boot() {
 
 # The card boots slot A through U-Boot and boot.scr, /init finds the root
 # and data by the MBR's PARTUUIDs, and the root's rcS runs; U-Boot counted
-# the try in the other copy of the state (state1.env, KILN_SEQ 2).
+# the try in the other copy of the state (state1.env, KILN_SEQ 2), and the
+# booted system, once up, gave slot A its tries back with kiln-bootstate
+# mark-good (state0.env, KILN_SEQ 3).
 once_rpi4_boot_qemu() {
 	rpi_build
 	cp "$RPI_OUT/sdcard.img" "$T/sd.img"
@@ -213,10 +217,13 @@ once_rpi4_boot_qemu() {
 		fail "U-Boot's fdtfile or bootargs"
 	grep -q 'erofs: (device mmcblk0p2): mounted' "$log" || fail "slot A not mounted as EROFS"
 	grep -q '^kiln: slot=A root=/dev/mmcblk0p2, up in' "$log" || fail "no rcS line from slot A"
+	grep -q '^kiln: slot marked good (/dev/mmcblk0p1): order=A B a_left=3 b_left=3 seq=3' "$log" ||
+		fail "slot A not marked good"
 	rpi_state "$T/sd.img" 0 >"$T/s0"
 	rpi_state "$T/sd.img" 1 >"$T/s1"
-	printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\nKILN_SEQ=1\n' | diff - "$T/s0" ||
-		fail "state0.env changed"
+	sort -o "$T/s0" "$T/s0"
+	printf 'BOOT_A_LEFT=3\nBOOT_B_LEFT=3\nBOOT_ORDER=A B\nKILN_SEQ=3\n' | diff - "$T/s0" ||
+		fail "state0.env: $(cat "$T/s0")"
 	sort -o "$T/s1" "$T/s1"
 	printf 'BOOT_A_LEFT=2\nBOOT_B_LEFT=3\nBOOT_ORDER=A B\nKILN_SEQ=2\n' | diff - "$T/s1" ||
 		fail "state1.env: $(cat "$T/s1")"
@@ -242,6 +249,11 @@ once_rpi4_boot_fallback_b() {
 	sort -o "$T/s0" "$T/s0"
 	printf 'BOOT_A_LEFT=0\nBOOT_B_LEFT=2\nBOOT_ORDER=A B\nKILN_SEQ=100\n' | diff - "$T/s0" ||
 		fail "state0.env: $(cat "$T/s0")"
+	# B, up, marked good: its tries back, A's still spent
+	rpi_state "$T/sd.img" 1 >"$T/s1"
+	sort -o "$T/s1" "$T/s1"
+	printf 'BOOT_A_LEFT=0\nBOOT_B_LEFT=3\nBOOT_ORDER=A B\nKILN_SEQ=101\n' | diff - "$T/s1" ||
+		fail "state1.env after mark-good: $(cat "$T/s1")"
 }
 
 # Nothing changed: nothing rebuilt. From clean in another directory, under
@@ -297,4 +309,8 @@ once_rpi4_boot_reset() {
 	sort -o "$T/s0" "$T/s0"
 	printf 'BOOT_A_LEFT=3\nBOOT_B_LEFT=2\nBOOT_ORDER=B A\nKILN_SEQ=8\n' | diff - "$T/s0" ||
 		fail "state0.env: $(cat "$T/s0")"
+	rpi_state "$T/sd.img" 1 >"$T/s1"
+	sort -o "$T/s1" "$T/s1"
+	printf 'BOOT_A_LEFT=3\nBOOT_B_LEFT=3\nBOOT_ORDER=B A\nKILN_SEQ=9\n' | diff - "$T/s1" ||
+		fail "state1.env after mark-good: $(cat "$T/s1")"
 }
