@@ -195,6 +195,24 @@ rpi_boot() {
 	grep -v '^\[' "$2.txt" | grep -E '^(kiln|U-Boot|Found|Starting)' || true
 }
 
+# expect_lines FILE LINE...: each LINE is a whole line of FILE.
+expect_lines() {
+	local f=$1 l
+	shift
+	for l; do
+		grep -qxF "$l" "$f" || fail "no '$l'"
+	done
+}
+
+# expect_state IMG N VAR=VALUE...: stateN.env on IMG holds exactly those.
+expect_state() {
+	local img=$1 n=$2
+	shift 2
+	rpi_state "$img" "$n" | sort >"$T/state$n.txt"
+	printf '%s\n' "$@" | sort | diff - "$T/state$n.txt" ||
+		fail "state$n.env: $(tr '\n' ' ' <"$T/state$n.txt")"
+}
+
 # The card boots slot A through U-Boot and boot.scr, /init finds the root
 # and data by the MBR's PARTUUIDs, and the root's rcS runs; U-Boot counted
 # the try in the other copy of the state (state1.env, KILN_SEQ 2), and the
@@ -207,26 +225,19 @@ once_rpi4_boot_qemu() {
 	rpi_boot "$T/sd.img" "$LOGDIR/rpi4_boot_qemu.serial"
 	echo "userland after $((SECONDS - t0)) s (with 10 s of qemu_boot's wait)"
 	local log=$LOGDIR/rpi4_boot_qemu.serial.txt
-	for l in 'Found U-Boot script /boot.scr' \
+	expect_lines "$log" \
+		'Found U-Boot script /boot.scr' \
 		'kiln: state0.env: BOOT_ORDER=A B BOOT_A_LEFT=3 BOOT_B_LEFT=3 KILN_SEQ=1' \
 		'kiln: booting slot A (tries left 2)' 'kiln: state1.env written (KILN_SEQ=2)' \
-		'kiln-init: root: /dev/mmcblk0p2 (slot A)' 'kiln-init: data: /dev/mmcblk0p4'; do
-		grep -qxF "$l" "$log" || fail "no '$l'"
-	done
+		'kiln-init: root: /dev/mmcblk0p2 (slot A)' 'kiln-init: data: /dev/mmcblk0p4'
 	grep -q 'kiln: broadcom/bcm2837-rpi-3-b.dtb: .*kiln.slot=A root=PARTUUID=[0-9a-f]\{8\}-02 kiln.data=PARTUUID=[0-9a-f]\{8\}-04' "$log" ||
 		fail "U-Boot's fdtfile or bootargs"
 	grep -q 'erofs: (device mmcblk0p2): mounted' "$log" || fail "slot A not mounted as EROFS"
 	grep -q '^kiln: slot=A root=/dev/mmcblk0p2, up in' "$log" || fail "no rcS line from slot A"
 	grep -q '^kiln: slot marked good (/dev/mmcblk0p1): order=A B a_left=3 b_left=3 seq=3' "$log" ||
 		fail "slot A not marked good"
-	rpi_state "$T/sd.img" 0 >"$T/s0"
-	rpi_state "$T/sd.img" 1 >"$T/s1"
-	sort -o "$T/s0" "$T/s0"
-	printf 'BOOT_A_LEFT=3\nBOOT_B_LEFT=3\nBOOT_ORDER=A B\nKILN_SEQ=3\n' | diff - "$T/s0" ||
-		fail "state0.env: $(cat "$T/s0")"
-	sort -o "$T/s1" "$T/s1"
-	printf 'BOOT_A_LEFT=2\nBOOT_B_LEFT=3\nBOOT_ORDER=A B\nKILN_SEQ=2\n' | diff - "$T/s1" ||
-		fail "state1.env: $(cat "$T/s1")"
+	expect_state "$T/sd.img" 0 'BOOT_A_LEFT=3' 'BOOT_B_LEFT=3' 'BOOT_ORDER=A B' 'KILN_SEQ=3'
+	expect_state "$T/sd.img" 1 'BOOT_A_LEFT=2' 'BOOT_B_LEFT=3' 'BOOT_ORDER=A B' 'KILN_SEQ=2'
 }
 
 # Slot A out of tries in the newer copy (state1.env, KILN_SEQ 99): U-Boot
@@ -238,22 +249,15 @@ once_rpi4_boot_fallback_b() {
 	rpi_put_state "$T/sd.img" 0 "$(printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\nKILN_SEQ=5')"
 	rpi_put_state "$T/sd.img" 1 "$(printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=0\nBOOT_B_LEFT=3\nKILN_SEQ=99')"
 	rpi_boot "$T/sd.img" "$T/serial"
-	for l in 'kiln: state1.env: BOOT_ORDER=A B BOOT_A_LEFT=0 BOOT_B_LEFT=3 KILN_SEQ=99' \
+	expect_lines "$T/serial.txt" \
+		'kiln: state1.env: BOOT_ORDER=A B BOOT_A_LEFT=0 BOOT_B_LEFT=3 KILN_SEQ=99' \
 		'kiln: slot A has no tries left, falling back to B' \
 		'kiln: booting slot B (tries left 2)' 'kiln: state0.env written (KILN_SEQ=100)' \
-		'kiln-init: root: /dev/mmcblk0p3 (slot B)'; do
-		grep -qxF "$l" "$T/serial.txt" || fail "no '$l'"
-	done
+		'kiln-init: root: /dev/mmcblk0p3 (slot B)'
 	grep -q '^kiln: slot=B root=/dev/mmcblk0p3, up in' "$T/serial.txt" || fail "no rcS line from slot B"
-	rpi_state "$T/sd.img" 0 >"$T/s0"
-	sort -o "$T/s0" "$T/s0"
-	printf 'BOOT_A_LEFT=0\nBOOT_B_LEFT=2\nBOOT_ORDER=A B\nKILN_SEQ=100\n' | diff - "$T/s0" ||
-		fail "state0.env: $(cat "$T/s0")"
+	expect_state "$T/sd.img" 0 'BOOT_A_LEFT=0' 'BOOT_B_LEFT=2' 'BOOT_ORDER=A B' 'KILN_SEQ=100'
 	# B, up, marked good: its tries back, A's still spent
-	rpi_state "$T/sd.img" 1 >"$T/s1"
-	sort -o "$T/s1" "$T/s1"
-	printf 'BOOT_A_LEFT=0\nBOOT_B_LEFT=3\nBOOT_ORDER=A B\nKILN_SEQ=101\n' | diff - "$T/s1" ||
-		fail "state1.env after mark-good: $(cat "$T/s1")"
+	expect_state "$T/sd.img" 1 'BOOT_A_LEFT=0' 'BOOT_B_LEFT=3' 'BOOT_ORDER=A B' 'KILN_SEQ=101'
 }
 
 # Nothing changed: nothing rebuilt. From clean in another directory, under
@@ -297,20 +301,13 @@ once_rpi4_boot_reset() {
 	MTOOLS_SKIP_CHECK=1 mcopy -o -i "$T/sd.img@@1M" "$T/bad.env" ::state0.env
 	rpi_put_state "$T/sd.img" 1 "$(printf 'BOOT_ORDER=B A\nBOOT_A_LEFT=0\nBOOT_B_LEFT=0\nKILN_SEQ=7')"
 	rpi_boot "$T/sd.img" "$T/serial"
-	for l in 'kiln: state0.env is missing or invalid' \
+	expect_lines "$T/serial.txt" \
+		'kiln: state0.env is missing or invalid' \
 		'kiln: state1.env: BOOT_ORDER=B A BOOT_A_LEFT=0 BOOT_B_LEFT=0 KILN_SEQ=7' \
 		'kiln: no slot has tries left (BOOT_ORDER B A): both reset to 3, booting B' \
 		'kiln: booting slot B (tries left 2)' 'kiln: state0.env written (KILN_SEQ=8)' \
-		'kiln-init: root: /dev/mmcblk0p3 (slot B)'; do
-		grep -qxF "$l" "$T/serial.txt" || fail "no '$l'"
-	done
+		'kiln-init: root: /dev/mmcblk0p3 (slot B)'
 	grep -q '^kiln: slot=B root=/dev/mmcblk0p3, up in' "$T/serial.txt" || fail "no rcS line from slot B"
-	rpi_state "$T/sd.img" 0 >"$T/s0"
-	sort -o "$T/s0" "$T/s0"
-	printf 'BOOT_A_LEFT=3\nBOOT_B_LEFT=2\nBOOT_ORDER=B A\nKILN_SEQ=8\n' | diff - "$T/s0" ||
-		fail "state0.env: $(cat "$T/s0")"
-	rpi_state "$T/sd.img" 1 >"$T/s1"
-	sort -o "$T/s1" "$T/s1"
-	printf 'BOOT_A_LEFT=3\nBOOT_B_LEFT=3\nBOOT_ORDER=B A\nKILN_SEQ=9\n' | diff - "$T/s1" ||
-		fail "state1.env after mark-good: $(cat "$T/s1")"
+	expect_state "$T/sd.img" 0 'BOOT_A_LEFT=3' 'BOOT_B_LEFT=2' 'BOOT_ORDER=B A' 'KILN_SEQ=8'
+	expect_state "$T/sd.img" 1 'BOOT_A_LEFT=3' 'BOOT_B_LEFT=3' 'BOOT_ORDER=B A' 'KILN_SEQ=9'
 }
