@@ -23,6 +23,11 @@ ZTREE=$(mktemp -u "$SCRATCH/kiln-ztree.XXXXXX")
 export ZTREE
 trap 'rm -rf "${TREE%/tree}" "$ZTREE"' EXIT
 
+# The test files share one shell: a helper defined twice would silently
+# replace the other file's (it happened: two expect_state).
+dups=$(grep -ho '^[A-Za-z_][A-Za-z0-9_]*()' tests/integration/*.sh tests/lib/*.sh |
+	sort | uniq -d)
+[ -z "$dups" ] || { echo "functions defined twice in tests/: $dups"; exit 1; }
 for f in tests/integration/*.sh; do
 	. "$f"
 done

@@ -195,8 +195,8 @@ rpi_boot() {
 	grep -v '^\[' "$2.txt" | grep -E '^(kiln|U-Boot|Found|Starting)' || true
 }
 
-# expect_lines FILE LINE...: each LINE is a whole line of FILE.
-expect_lines() {
+# rpi_expect_lines FILE LINE...: each LINE is a whole line of FILE.
+rpi_expect_lines() {
 	local f=$1 l
 	shift
 	for l; do
@@ -204,8 +204,8 @@ expect_lines() {
 	done
 }
 
-# expect_state IMG N VAR=VALUE...: stateN.env on IMG holds exactly those.
-expect_state() {
+# rpi_expect_state IMG N VAR=VALUE...: stateN.env on IMG holds exactly those.
+rpi_expect_state() {
 	local img=$1 n=$2
 	shift 2
 	rpi_state "$img" "$n" | sort >"$T/state$n.txt"
@@ -225,7 +225,7 @@ once_rpi4_boot_qemu() {
 	rpi_boot "$T/sd.img" "$LOGDIR/rpi4_boot_qemu.serial"
 	echo "userland after $((SECONDS - t0)) s (with 10 s of qemu_boot's wait)"
 	local log=$LOGDIR/rpi4_boot_qemu.serial.txt
-	expect_lines "$log" \
+	rpi_expect_lines "$log" \
 		'Found U-Boot script /boot.scr' \
 		'kiln: state0.env: BOOT_ORDER=A B BOOT_A_LEFT=3 BOOT_B_LEFT=3 KILN_SEQ=1' \
 		'kiln: booting slot A (tries left 2)' 'kiln: state1.env written (KILN_SEQ=2)' \
@@ -236,8 +236,8 @@ once_rpi4_boot_qemu() {
 	grep -q '^kiln: slot=A root=/dev/mmcblk0p2, up in' "$log" || fail "no rcS line from slot A"
 	grep -q '^kiln: slot marked good (/dev/mmcblk0p1): order=A B a_left=3 b_left=3 seq=3' "$log" ||
 		fail "slot A not marked good"
-	expect_state "$T/sd.img" 0 'BOOT_A_LEFT=3' 'BOOT_B_LEFT=3' 'BOOT_ORDER=A B' 'KILN_SEQ=3'
-	expect_state "$T/sd.img" 1 'BOOT_A_LEFT=2' 'BOOT_B_LEFT=3' 'BOOT_ORDER=A B' 'KILN_SEQ=2'
+	rpi_expect_state "$T/sd.img" 0 'BOOT_A_LEFT=3' 'BOOT_B_LEFT=3' 'BOOT_ORDER=A B' 'KILN_SEQ=3'
+	rpi_expect_state "$T/sd.img" 1 'BOOT_A_LEFT=2' 'BOOT_B_LEFT=3' 'BOOT_ORDER=A B' 'KILN_SEQ=2'
 }
 
 # Slot A out of tries in the newer copy (state1.env, KILN_SEQ 99): U-Boot
@@ -249,15 +249,15 @@ once_rpi4_boot_fallback_b() {
 	rpi_put_state "$T/sd.img" 0 "$(printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\nKILN_SEQ=5')"
 	rpi_put_state "$T/sd.img" 1 "$(printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=0\nBOOT_B_LEFT=3\nKILN_SEQ=99')"
 	rpi_boot "$T/sd.img" "$T/serial"
-	expect_lines "$T/serial.txt" \
+	rpi_expect_lines "$T/serial.txt" \
 		'kiln: state1.env: BOOT_ORDER=A B BOOT_A_LEFT=0 BOOT_B_LEFT=3 KILN_SEQ=99' \
 		'kiln: slot A has no tries left, falling back to B' \
 		'kiln: booting slot B (tries left 2)' 'kiln: state0.env written (KILN_SEQ=100)' \
 		'kiln-init: root: /dev/mmcblk0p3 (slot B)'
 	grep -q '^kiln: slot=B root=/dev/mmcblk0p3, up in' "$T/serial.txt" || fail "no rcS line from slot B"
-	expect_state "$T/sd.img" 0 'BOOT_A_LEFT=0' 'BOOT_B_LEFT=2' 'BOOT_ORDER=A B' 'KILN_SEQ=100'
+	rpi_expect_state "$T/sd.img" 0 'BOOT_A_LEFT=0' 'BOOT_B_LEFT=2' 'BOOT_ORDER=A B' 'KILN_SEQ=100'
 	# B, up, marked good: its tries back, A's still spent
-	expect_state "$T/sd.img" 1 'BOOT_A_LEFT=0' 'BOOT_B_LEFT=3' 'BOOT_ORDER=A B' 'KILN_SEQ=101'
+	rpi_expect_state "$T/sd.img" 1 'BOOT_A_LEFT=0' 'BOOT_B_LEFT=3' 'BOOT_ORDER=A B' 'KILN_SEQ=101'
 }
 
 # Nothing changed: nothing rebuilt. From clean in another directory, under
@@ -301,13 +301,13 @@ once_rpi4_boot_reset() {
 	MTOOLS_SKIP_CHECK=1 mcopy -o -i "$T/sd.img@@1M" "$T/bad.env" ::state0.env
 	rpi_put_state "$T/sd.img" 1 "$(printf 'BOOT_ORDER=B A\nBOOT_A_LEFT=0\nBOOT_B_LEFT=0\nKILN_SEQ=7')"
 	rpi_boot "$T/sd.img" "$T/serial"
-	expect_lines "$T/serial.txt" \
+	rpi_expect_lines "$T/serial.txt" \
 		'kiln: state0.env is missing or invalid' \
 		'kiln: state1.env: BOOT_ORDER=B A BOOT_A_LEFT=0 BOOT_B_LEFT=0 KILN_SEQ=7' \
 		'kiln: no slot has tries left (BOOT_ORDER B A): both reset to 3, booting B' \
 		'kiln: booting slot B (tries left 2)' 'kiln: state0.env written (KILN_SEQ=8)' \
 		'kiln-init: root: /dev/mmcblk0p3 (slot B)'
 	grep -q '^kiln: slot=B root=/dev/mmcblk0p3, up in' "$T/serial.txt" || fail "no rcS line from slot B"
-	expect_state "$T/sd.img" 0 'BOOT_A_LEFT=3' 'BOOT_B_LEFT=2' 'BOOT_ORDER=B A' 'KILN_SEQ=8'
-	expect_state "$T/sd.img" 1 'BOOT_A_LEFT=3' 'BOOT_B_LEFT=3' 'BOOT_ORDER=B A' 'KILN_SEQ=9'
+	rpi_expect_state "$T/sd.img" 0 'BOOT_A_LEFT=3' 'BOOT_B_LEFT=2' 'BOOT_ORDER=B A' 'KILN_SEQ=8'
+	rpi_expect_state "$T/sd.img" 1 'BOOT_A_LEFT=3' 'BOOT_B_LEFT=3' 'BOOT_ORDER=B A' 'KILN_SEQ=9'
 }
