@@ -358,16 +358,6 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 	return ret;
 }
 
-/* A file ends where the image does; a block device keeps its size. */
-static int set_size(int fd, uint64_t bytes)
-{
-	struct stat st;
-
-	if (fstat(fd, &st))
-		return -1;
-	return S_ISREG(st.st_mode) ? ftruncate(fd, (off_t)bytes) : 0;
-}
-
 int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 		     const struct kiln_xattr_pool *pool,
 		     const struct kiln_layout *l,
@@ -393,7 +383,9 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 	if (pwrite_all(fd, w.meta, metasize, 0) ||
 	    pwrite_all(fd, w.zmeta.buf, kiln_zmeta_size(&w.zmeta),
 		       w.zmeta.start) ||
-	    set_size(fd, w.end_blk * l->blksz) || fsync(fd)) {
+	    /* a file ends where the image does; a device keeps its size */
+	    (!w.zero_fill && ftruncate(fd, (off_t)(w.end_blk * l->blksz))) ||
+	    fsync(fd)) {
 		kiln_err("%s: write failed: %s", image, strerror(errno));
 		goto out;
 	}
