@@ -68,46 +68,38 @@ $(B)/initramfs.img: $(B)/epoch $(BCONF) boot/mkinitramfs.sh boot/init \
 		$(B)/kernel.vars $(B)/firmware/package
 	$(IMGENV) boot/mkinitramfs.sh $(BCONF) $(B)/busybox $(KDIR) $(B)/firmware $@
 
-$(B)/disk.img: $(B)/epoch $(BCONF) boot/mkdisk.sh $(B)/rootfs.erofs
-	$(IMGENV) boot/mkdisk.sh $(BCONF) $(B)/rootfs.erofs $@
-
-# A board's disk: disk.img (GPT, boot/mkdisk.sh), or with BOOT_CHAIN=rpi
-# in board.conf a Raspberry Pi SD card, sdcard.img (MBR, the GPU firmware,
-# U-Boot and its boot script on a FAT: boot/mksdcard.sh).
+# A board's disk: disk.img (GPT, boot/mkdisk.sh; QEMU starts the kernel),
+# or with BOOT_CHAIN in board.conf a U-Boot A/B disk (MBR, boot.scr and
+# the A/B state on a FAT: boot/mkabdisk.sh): BOOT_CHAIN=rpi, a Raspberry
+# Pi's sdcard.img (the GPU firmware and U-Boot on the FAT too), or
+# BOOT_CHAIN=uboot, disk.img (U-Boot given to QEMU as its firmware).
 BCHAIN := $(shell . ./$(BCONF) 2>/dev/null && echo $$BOOT_CHAIN)
 BDISK  := $(if $(filter rpi,$(BCHAIN)),sdcard.img,disk.img)
+ifneq ($(BCHAIN),)
+$(B)/uboot/package: $(BCONF) boot/fetch-uboot.sh scripts/debs.sh | host-deps
+	boot/fetch-uboot.sh $(BCONF) $(B)/uboot
 
-$(B)/rpi/package: $(BCONF) boot/fetch-rpi.sh | host-deps
-	boot/fetch-rpi.sh $(BCONF) $(B)/rpi
-
-$(B)/sdcard.img: $(B)/epoch $(BCONF) boot/mksdcard.sh boot/uboot/boot.cmd \
+$(B)/$(BDISK): $(B)/epoch $(BCONF) boot/mkabdisk.sh boot/uboot/boot.cmd \
 		$(B)/rootfs.erofs $(B)/initramfs.img $(KDIR)/kver $(B)/kernel.vars \
-		$(B)/rpi/package
-	$(IMGENV) boot/mksdcard.sh $(BCONF) $(B)/rootfs.erofs $(KDIR) $(B)/rpi \
+		$(B)/uboot/package
+	$(IMGENV) boot/mkabdisk.sh $(BCONF) $(B)/rootfs.erofs $(KDIR) $(B)/uboot \
 		$(B)/initramfs.img $@
+else
+$(B)/disk.img: $(B)/epoch $(BCONF) boot/mkdisk.sh $(B)/rootfs.erofs
+	$(IMGENV) boot/mkdisk.sh $(BCONF) $(B)/rootfs.erofs $@
+endif
 
 $(B)/manifest.txt: $(B)/epoch boot/manifest.sh $(B)/$(BDISK) $(B)/initramfs.img \
 		$(KDIR)/kver $(B)/kernel.vars
 	cp $(KDIR)/vmlinuz $(B)/vmlinuz
 	cp $(BCONF) $(B)/board.conf
-	$(IMGENV) DISK_IMAGE=$(BDISK) boot/manifest.sh $(board) $(B) $(KDIR) > $@.tmp && mv $@.tmp $@
+	$(IMGENV) DISK_IMAGE=$(BDISK) BOOT_CHAIN=$(BCHAIN) boot/manifest.sh $(board) $(B) $(KDIR) > $@.tmp && mv $@.tmp $@
 
 # The disk stays as built (its SHA-256 is in the manifest): QEMU writes to a
 # snapshot, dropped at exit. QEMU_OPTS= keeps what the device writes.
 QEMU_OPTS ?= -snapshot
-ifeq ($(BCHAIN),rpi)
-# A Pi's card boots its own chain: QEMU's raspi3b starts the card's U-Boot
-# with the Pi 3 device tree (QEMU runs no GPU firmware); the console is
-# the second UART, the mini UART (ttyS1), as on a Pi with enable_uart=1.
-run: image
-	qemu-system-aarch64 -M raspi3b -m 1G -kernel $(B)/rpi/u-boot.bin \
-		-dtb $(KDIR)/dtbs/broadcom/bcm2837-rpi-3-b.dtb \
-		-drive if=sd,format=raw,file=$(B)/sdcard.img $(QEMU_OPTS) \
-		-serial null -serial mon:stdio -nographic
-else
 run: image
 	QEMU_OPTS='$(QEMU_OPTS)' qemu/run.sh $(B)
-endif
 
 # A kernel from source (Debian's linux-source-6.12 or KERNEL_SRC) with
 # configs/kernel/erofs.config and the board's KERNEL_FRAGMENTS; long: see

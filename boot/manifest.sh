@@ -25,11 +25,11 @@ while read -r name ver sum; do
 	echo "firmware-package $name $ver $sum"
 done <"$DIR/firmware/package"
 cat "$DIR/initramfs.img.firmware"
-# a Raspberry Pi's GPU firmware and U-Boot (boot/fetch-rpi.sh)
-if [ "${DISK_IMAGE:-disk.img}" = sdcard.img ]; then
+# U-Boot and a Raspberry Pi's GPU firmware (boot/fetch-uboot.sh)
+if [ -n "${BOOT_CHAIN:-}" ]; then
 	while read -r name ver sum; do
 		echo "boot-package $name $ver $sum"
-	done <"$DIR/rpi/package"
+	done <"$DIR/uboot/package"
 fi
 echo "busybox $1 $2"
 for f in vmlinuz initramfs.img rootfs.erofs "${DISK_IMAGE:-disk.img}"; do

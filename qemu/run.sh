@@ -2,12 +2,22 @@
 # run.sh DIR [CMDLINE_ARG...] -- boot out/<board>/ (DIR) in QEMU.
 # run.sh --print-accel DIR -- only say which accelerator a boot would use.
 #
+# A board with a boot loader (BOOT_CHAIN=rpi or uboot in board.conf) boots
+# through it: QEMU starts U-Boot (@UBOOT@ or @BOOTFS@ in QEMU_ARGS: the
+# fetched u-boot.bin, the FAT's files as built), which reads the disk;
+# the command line is then boot.scr's, and CMDLINE_ARGs are refused.
+# Other boards: QEMU starts the kernel and initramfs itself.
+# QEMU_CONSOLE=2 in board.conf: the console is QEMU's second serial port.
+#
 # Interactive by default: the serial console is this terminal (Ctrl-A X
 # quits). With SERIAL_LOG=FILE it runs headless, the console goes to FILE,
 # and it stops after TIMEOUT seconds (default 300); the exit status is
 # QEMU's, or 124 on a timeout. DISK=FILE boots another disk image than
 # DIR/disk.img. Extra arguments are added to the board's kernel command line;
 # QEMU_OPTS adds options to QEMU's (e.g. -snapshot: the disk stays as built).
+# QEMU exits when the guest reboots, unless QEMU_REBOOT=1 (an A/B board
+# that falls back to its other slot after a failed boot does so by
+# rebooting).
 #
 # The accelerator: KILN_QEMU_ACCEL=kvm or tcg forces one. Otherwise KVM when
 # a guest really runs under it here, TCG if not: /dev/kvm may exist, open
@@ -27,7 +37,14 @@ fi
 DIR=${1:?usage: run.sh [--print-accel] DIR [CMDLINE_ARG...]}
 shift
 . "$DIR/board.conf"
-DISK=${DISK:-$DIR/disk.img}
+BOOT_CHAIN=${BOOT_CHAIN:-} QEMU_CONSOLE=${QEMU_CONSOLE:-1}
+disk=disk.img
+[ "$BOOT_CHAIN" != rpi ] || disk=sdcard.img
+DISK=${DISK:-$DIR/$disk}
+if [ -n "$BOOT_CHAIN" ] && [ $# -gt 0 ]; then
+	echo "qemu: $DIR boots through U-Boot: its boot.scr makes the command line ($* not added)" >&2
+	exit 2
+fi
 set -f	# QEMU_ARGS and QEMU_OPTS are split into words, never globbed
 
 # alive PID: the process runs (not gone, not a zombie nobody waited for)
@@ -39,7 +56,10 @@ alive() {
 
 # qemu_args: the board's QEMU arguments with its disk (split into words
 # where used: globbing is off, set -f below)
-qemu_args() { echo "$QEMU_ARGS" | sed "s|@DISK@|$DISK|g"; }
+qemu_args() {
+	echo "$QEMU_ARGS" | sed -e "s|@DISK@|$DISK|g" -e "s|@UBOOT@|$DIR/uboot/u-boot.bin|g" \
+		-e "s|@BOOTFS@|$DIR/$disk.boot|g"
+}
 
 # probe_kvm: 0 when the board's kernel boots under KVM here, to its panic
 # for want of a root (panic=-1 reboots at once, and -no-reboot exits QEMU),
@@ -50,7 +70,15 @@ qemu_args() { echo "$QEMU_ARGS" | sed "s|@DISK@|$DISK|g"; }
 # why not on stderr.
 PROBE_FIRST=5 PROBE_SECONDS=20
 probe_kvm() {
-	if [ ! -e /dev/kvm ]; then
+	if [ "$(uname -m)" != "$ARCH" ]; then
+		echo "qemu: an $ARCH guest on an $(uname -m) host, TCG" >&2
+		return 1
+	elif [ -n "$BOOT_CHAIN" ]; then
+		# (the probe boots the kernel straight; a machine such as raspi3b
+		# has no KVM at all)
+		echo "qemu: boards that boot through U-Boot run under TCG" >&2
+		return 1
+	elif [ ! -e /dev/kvm ]; then
 		echo "qemu: no /dev/kvm, TCG" >&2
 		return 1
 	fi
@@ -129,13 +157,25 @@ if $print_accel; then
 	exit 0
 fi
 echo "qemu: $QEMU with $accel" >&2
-# shellcheck disable=SC2046,SC2086 # QEMU_ARGS and QEMU_OPTS are words
-set -- $QEMU -accel "$accel" -kernel "$DIR/vmlinuz" \
-	-initrd "$DIR/initramfs.img" -append "$CMDLINE $*" \
-	$(qemu_args) -no-reboot ${QEMU_OPTS:-}
+noreboot=-no-reboot
+[ "${QEMU_REBOOT:-0}" != 1 ] || noreboot=
+if [ -n "$BOOT_CHAIN" ]; then
+	# shellcheck disable=SC2046,SC2086 # QEMU_ARGS and QEMU_OPTS are words
+	set -- $QEMU -accel "$accel" $(qemu_args) $noreboot ${QEMU_OPTS:-}
+else
+	# shellcheck disable=SC2046,SC2086
+	set -- $QEMU -accel "$accel" -kernel "$DIR/vmlinuz" \
+		-initrd "$DIR/initramfs.img" -append "$CMDLINE $*" \
+		$(qemu_args) $noreboot ${QEMU_OPTS:-}
+fi
+# the serial ports before the console's
+skip=
+[ "$QEMU_CONSOLE" = 1 ] || skip="-serial null"
 if [ -z "${SERIAL_LOG:-}" ]; then
-	exec "$@" -nographic
+	# shellcheck disable=SC2086
+	exec "$@" $skip -serial mon:stdio -nographic
 fi
 # exec: whoever started run.sh can stop QEMU by stopping this process
+# shellcheck disable=SC2086
 exec timeout "${TIMEOUT:-300}" "$@" -display none -monitor none \
-	-serial "file:$SERIAL_LOG"
+	$skip -serial "file:$SERIAL_LOG"

@@ -1,6 +1,7 @@
-# Kiln's U-Boot boot script for the Raspberry Pi (boot.scr on the FAT,
-# compiled by boot/mksdcard.sh with mkimage -T script; the build puts a
-# first line setting kiln_cmdline, the board's CMDLINE, above this).
+# Kiln's U-Boot boot script for the A/B boards (boot.scr on the FAT,
+# compiled by boot/mkabdisk.sh with mkimage -T script; the build puts two
+# lines above this: kiln_cmdline, the board's CMDLINE, and kiln_ram, where
+# its RAM starts, the board's UBOOT_RAM).
 #
 # A/B: the state is kept twice on the FAT, state0.env and state1.env, each
 # in U-Boot's binary environment format (4096 bytes: a little-endian CRC32
@@ -14,23 +15,28 @@
 # with tries left: both reset to 3, the first in BOOT_ORDER boots.
 # Linux gets kiln.slot=A|B, root= and kiln.data= (the MBR's PARTUUIDs).
 #
-# Memory: the kernel Image (decompressed there, 2 MiB aligned) at 64 MiB,
-# clear of this script at scriptaddr (36 MiB); the DT, the state buffers
-# and the initramfs above it; the compressed kernel at 256 MiB.
-setenv kiln_kernel 0x04000000
-setenv kiln_fdt 0x08000000
-setenv kiln_st0 0x08100000
-setenv kiln_st1 0x08110000
-setenv kiln_out 0x08120000
-setenv kiln_initrd 0x08200000
+# Memory, from kiln_ram: the kernel Image (decompressed there, 2 MiB
+# aligned) at 64 MiB, clear of this script at scriptaddr (36 MiB on the
+# Pi, 2 MiB on QEMU's virt); the DT, the state buffers and the initramfs
+# above it; the compressed kernel at 256 MiB.
+test -n "${kiln_ram}" || setenv kiln_ram 0
+setexpr kiln_kernel ${kiln_ram} + 0x04000000
+setexpr kiln_fdt ${kiln_ram} + 0x08000000
+setexpr kiln_st0 ${kiln_ram} + 0x08100000
+setexpr kiln_st1 ${kiln_ram} + 0x08110000
+setexpr kiln_out ${kiln_ram} + 0x08120000
+setexpr kiln_initrd ${kiln_ram} + 0x08200000
+setexpr kiln_comp ${kiln_ram} + 0x10000000
 # the FAT this script came from (distro boot sets these)
 test -n "${devtype}" || setenv devtype mmc
 test -n "${devnum}" || setenv devnum 0
 test -n "${distro_bootpart}" || setenv distro_bootpart 1
 setenv kiln_fat "${devnum}:${distro_bootpart}"
 
-# Both copies, each into kiln_{ok,ord,a,b,seq}N. A copy is valid when its
-# CRC is right and it has all four variables (as kiln-bootstate has it).
+# Both copies, each into kiln_{ok,ord,a,b,seq}N. A copy is valid when it
+# is whole (4096 bytes: one cut short would be checked against whatever
+# the buffer held past its end), its CRC is right and it has all four
+# variables (as kiln-bootstate has it).
 setenv kiln_ok0 0
 setenv kiln_ok1 0
 for kiln_n in 0 1; do
@@ -40,7 +46,7 @@ for kiln_n in 0 1; do
 	setenv KILN_SEQ
 	if test ${kiln_n} = 0; then setenv kiln_buf ${kiln_st0}; else setenv kiln_buf ${kiln_st1}; fi
 	# (one line: U-Boot's hush continues no line after &&)
-	if load ${devtype} ${kiln_fat} ${kiln_buf} state${kiln_n}.env && env import -c ${kiln_buf} 0x1000 BOOT_ORDER BOOT_A_LEFT BOOT_B_LEFT KILN_SEQ && test -n "${KILN_SEQ}" && test -n "${BOOT_ORDER}" && test -n "${BOOT_A_LEFT}" && test -n "${BOOT_B_LEFT}"; then
+	if load ${devtype} ${kiln_fat} ${kiln_buf} state${kiln_n}.env && test "${filesize}" = 1000 && env import -c ${kiln_buf} 0x1000 BOOT_ORDER BOOT_A_LEFT BOOT_B_LEFT KILN_SEQ && test -n "${KILN_SEQ}" && test -n "${BOOT_ORDER}" && test -n "${BOOT_A_LEFT}" && test -n "${BOOT_B_LEFT}"; then
 		setenv kiln_ok${kiln_n} 1
 		setenv kiln_ord${kiln_n} "${BOOT_ORDER}"
 		setenv kiln_a${kiln_n} "${BOOT_A_LEFT}"
@@ -126,13 +132,17 @@ fi
 echo "kiln: booting slot ${kiln_slot} (tries left ${kiln_left})"
 
 # KILN_SEQ + 1, in decimal: setexpr adds in hex, so the digits are taken
-# as BCD and each digit that became 'a' carries (+6 at its place).
+# as BCD and each digit that became 'a' carries (+6 at its place; the
+# digit at place P is SEQ / P % 10, all in hex).
 setexpr KILN_SEQ ${KILN_SEQ} + 1
 setenv kiln_carry 1
-for kiln_p in 6 60 600 6000 60000 600000 6000000 60000000; do
+for kiln_p in 1 10 100 1000 10000 100000 1000000 10000000; do
 	if test ${kiln_carry} = 1; then
-		if setexpr kiln_t sub "a0*$" "" ${KILN_SEQ}; then
-			setexpr KILN_SEQ ${KILN_SEQ} + ${kiln_p}
+		setexpr kiln_t ${KILN_SEQ} / ${kiln_p}
+		setexpr kiln_t ${kiln_t} % 10
+		if test ${kiln_t} = a; then
+			setexpr kiln_t ${kiln_p} * 6
+			setexpr KILN_SEQ ${KILN_SEQ} + ${kiln_t}
 		else
 			setenv kiln_carry 0
 		fi
@@ -148,18 +158,27 @@ fi
 # Root and data by PARTUUID (MBR: disk signature and partition number).
 part uuid ${devtype} ${devnum}:${kiln_rootpart} kiln_root
 part uuid ${devtype} ${devnum}:4 kiln_data
-setenv bootargs "${kiln_cmdline} kiln.slot=${kiln_slot} root=PARTUUID=${kiln_root} kiln.data=PARTUUID=${kiln_data}"
-echo "kiln: ${fdtfile}: ${bootargs}"
+# More kernel arguments for this device, if any: cmdline.env on the FAT,
+# a text env file with one line "kiln_args=..." (only that is taken).
+setenv kiln_args
+if test -e ${devtype} ${kiln_fat} cmdline.env && load ${devtype} ${kiln_fat} ${kiln_out} cmdline.env; then
+	env import -t ${kiln_out} ${filesize} kiln_args
+fi
+setenv bootargs "${kiln_cmdline} kiln.slot=${kiln_slot} root=PARTUUID=${kiln_root} kiln.data=PARTUUID=${kiln_data} ${kiln_args}"
+echo "kiln: fdtfile=${fdtfile} bootargs=${bootargs}"
 # vmlinuz is a gzip-compressed Image: booti moves it to kernel_comp_addr_r
 # and decompresses it to kiln_kernel
 load ${devtype} ${kiln_fat} ${kiln_kernel} vmlinuz || echo "kiln: cannot load vmlinuz"
 setenv kernel_comp_size ${filesize}
-setenv kernel_comp_addr_r 0x10000000
+setenv kernel_comp_addr_r ${kiln_comp}
 load ${devtype} ${kiln_fat} ${kiln_initrd} initramfs.img || echo "kiln: cannot load initramfs.img"
 setenv kiln_initrd_size ${filesize}
-if load ${devtype} ${kiln_fat} ${kiln_fdt} ${fdtfile}; then
+# the board's device tree from the FAT (U-Boot names it in fdtfile on a
+# Pi), else the one U-Boot was given (QEMU's virt makes its own)
+if test -n "${fdtfile}" && load ${devtype} ${kiln_fat} ${kiln_fdt} ${fdtfile}; then
 	booti ${kiln_kernel} ${kiln_initrd}:${kiln_initrd_size} ${kiln_fdt}
+	echo "kiln: booti failed with ${fdtfile}"
 fi
-echo "kiln: ${fdtfile} not loaded: booting with the firmware's device tree"
+echo "kiln: booting with the device tree at ${fdt_addr}"
 booti ${kiln_kernel} ${kiln_initrd}:${kiln_initrd_size} ${fdt_addr}
 echo "kiln: FATAL: booti failed"

@@ -5,42 +5,14 @@
 # /init, the EROFS root) under QEMU's raspi3b, which the same card boots
 # (the GPU firmware is not emulated: QEMU starts U-Boot itself).
 
-. tests/lib/qemu.sh
+. tests/lib/abboot.sh
 
 RPI_OUT=out/test-images/rpi4
 RPI_DTB=broadcom/bcm2837-rpi-3-b.dtb
 
 rpi_build() {
-	make --no-print-directory image board=rpi4 IMAGE_OUT="$RPI_OUT" \
-		>"$T/make.log" 2>&1 ||
-		{ tail -n 30 "$T/make.log"; fail "make image board=rpi4 failed"; }
+	ab_build rpi4
 	[ -f "$RPI_OUT/sdcard.img" ] || fail "no sdcard.img"
-}
-
-# rpi_state IMG N: state N's variables from IMG's FAT, one per line, after
-# checking the U-Boot env format (4096 bytes, LE CRC32 of bytes 4..4095).
-rpi_state() {
-	rm -f "$T/state$2.env"
-	MTOOLS_SKIP_CHECK=1 mcopy -n -i "$1@@1M" "::state$2.env" "$T/state$2.env" ||
-		fail "no state$2.env on the FAT"
-	python3 - "$T/state$2.env" <<'PY' || fail "state$2.env is not a valid U-Boot env"
-import struct, sys, zlib
-b = open(sys.argv[1], "rb").read()
-assert len(b) == 4096, len(b)
-assert struct.unpack("<I", b[:4])[0] == zlib.crc32(b[4:]), "bad CRC"
-for e in b[4:].split(b"\0"):
-    if not e:
-        break
-    print(e.decode())
-PY
-}
-
-# rpi_put_state IMG N TEXT: write state N ("NAME=VALUE" lines) into IMG's FAT.
-rpi_put_state() {
-	printf '%s\n' "$3" >"$T/put.txt"
-	mkenvimage -s 4096 -p 0 -o "$T/put.env" "$T/put.txt" || fail "mkenvimage failed"
-	MTOOLS_SKIP_CHECK=1 mcopy -o -i "$1@@1M" "$T/put.env" "::state$2.env" ||
-		fail "cannot write state$2.env"
 }
 
 # The partition table, the FAT's files, the root slots, the binaries in
@@ -83,8 +55,8 @@ PY
 		fail "vmlinuz is not an arm64 Image: $(file "$T/vmlinuz")"
 	cmp "$T/vmlinuz" "$RPI_OUT/vmlinuz" || fail "vmlinuz is not the kernel's Image"
 	# the A/B state: both copies valid, state0 the newer, 3 tries each
-	rpi_state "$img" 0 >"$T/s0"
-	rpi_state "$img" 1 >"$T/s1"
+	ab_state "$img" 0 >"$T/s0"
+	ab_state "$img" 1 >"$T/s1"
 	cat "$T/s0" "$T/s1"
 	printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\nKILN_SEQ=1\n' | diff - "$T/s0" ||
 		fail "state0.env"
@@ -99,7 +71,8 @@ PY
 	tail -c +73 "$T/boot.scr" | tr -d '\0' >"$T/boot.cmd"
 	head -n 1 "$T/boot.cmd" | grep -q '^setenv kiln_cmdline "console=ttyS1,115200' ||
 		fail "the script does not start with the board's command line"
-	tail -n +2 "$T/boot.cmd" | cmp - boot/uboot/boot.cmd || fail "boot.scr is not boot/uboot/boot.cmd"
+	sed -n 2p "$T/boot.cmd" | grep -qx 'setenv kiln_ram 0x0' || fail "the script's second line is not kiln_ram"
+	tail -n +3 "$T/boot.cmd" | cmp - boot/uboot/boot.cmd || fail "boot.scr is not boot/uboot/boot.cmd"
 	sed -n 's/^.*load \${devtype} \${kiln_fat} \${[a-z_]*} \([^ ;]*\).*/\1/p' "$T/boot.cmd" |
 		sort -u >"$T/loads"
 	cat "$T/loads"
@@ -109,6 +82,7 @@ PY
 		case $f in
 		'${fdtfile}') f=$RPI_DTB ;;	# what U-Boot sets on a Pi 3 (and QEMU's raspi3b)
 		'state${kiln_n}.env') f=state0.env ;;
+		cmdline.env) continue ;;	# the device's own, optional
 		esac
 		grep -qx "::/$f" "$T/fat" || fail "the script loads $f, not on the FAT"
 	done <"$T/loads"
@@ -147,117 +121,55 @@ PY
 	done
 }
 
-# rpi_qemu_board DIR: a board directory for qemu_boot (tests/lib/qemu.sh,
-# its bounded wait) whose QEMU boots the Pi's chain: qemu/run.sh's
-# -kernel/-initrd/-append (Linux straight away) are dropped, QEMU's raspi3b
-# starts the card's U-Boot with the Pi 3's device tree, and the console is
-# the second UART (the mini UART, ttyS1, where U-Boot and Linux print as on
-# a Pi with enable_uart=1). -snapshot is dropped too: the disk is the
-# test's own copy, and the test reads what U-Boot wrote to it.
-rpi_qemu_board() {
-	local d=$1
-	mkdir -p "$d"
-	cp "$RPI_OUT/board.conf" "$d/board.conf"
-	cat >>"$d/board.conf" <<CONF
-QEMU=$d/qemu
-QEMU_ARGS="-drive if=sd,format=raw,file=@DISK@"
-CONF
-	MTOOLS_SKIP_CHECK=1 mcopy -n -i "$RPI_OUT/sdcard.img@@1M" ::u-boot.bin "$d/u-boot.bin"
-	MTOOLS_SKIP_CHECK=1 mcopy -n -i "$RPI_OUT/sdcard.img@@1M" "::$RPI_DTB" "$d/rpi.dtb"
-	cat >"$d/qemu" <<'QEMU'
-#!/bin/sh
-d=${0%/*}
-set -f
-n=$#
-while [ "$n" -gt 0 ]; do
-	a=$1
-	shift
-	n=$((n - 1))
-	case $a in
-	-kernel | -initrd | -append) shift; n=$((n - 1)) ;;
-	-snapshot) ;;
-	-serial) set -- "$@" -serial null -serial "$1"; shift; n=$((n - 1)) ;;
-	*) set -- "$@" "$a" ;;
-	esac
-done
-exec qemu-system-aarch64 -M raspi3b -m 1G -kernel "$d/u-boot.bin" -dtb "$d/rpi.dtb" "$@"
-QEMU
-	chmod +x "$d/qemu"
-}
-
-# rpi_boot DISK LOG: boot DISK (a copy) to the root's rcS line under TCG.
-rpi_boot() {
-	rpi_qemu_board "$T/b"
-	KILN_QEMU_ACCEL=tcg BOOT_TIMEOUT=${BOOT_TIMEOUT:-240} \
-		BOOT_MARKER='^kiln: slot=[AB] root=' DISK=$1 \
-		qemu_boot "$T/b" "$2" || fail "boot: $QEMU_WHY"
-	tr -d '\r' <"$2" >"$2.txt"
-	grep -v '^\[' "$2.txt" | grep -E '^(kiln|U-Boot|Found|Starting)' || true
-}
-
-# rpi_expect_lines FILE LINE...: each LINE is a whole line of FILE.
-rpi_expect_lines() {
-	local f=$1 l
-	shift
-	for l; do
-		grep -qxF "$l" "$f" || fail "no '$l'"
-	done
-}
-
-# rpi_expect_state IMG N VAR=VALUE...: stateN.env on IMG holds exactly those.
-rpi_expect_state() {
-	local img=$1 n=$2
-	shift 2
-	rpi_state "$img" "$n" | sort >"$T/state$n.txt"
-	printf '%s\n' "$@" | sort | diff - "$T/state$n.txt" ||
-		fail "state$n.env: $(tr '\n' ' ' <"$T/state$n.txt")"
-}
-
 # The card boots slot A through U-Boot and boot.scr, /init finds the root
-# and data by the MBR's PARTUUIDs, and the root's rcS runs; U-Boot counted
-# the try in the other copy of the state (state1.env, KILN_SEQ 2), and the
-# booted system, once up, gave slot A its tries back with kiln-bootstate
-# mark-good (state0.env, KILN_SEQ 3).
+# and data by the MBR's PARTUUIDs, the root's rcS runs and the self-test
+# passes; U-Boot counted the try in the other copy of the state
+# (state1.env, KILN_SEQ 2), and the booted system, once up, gave slot A its
+# tries back with kiln-bootstate mark-good (state0.env, KILN_SEQ 3).
 once_rpi4_boot_qemu() {
 	rpi_build
 	cp "$RPI_OUT/sdcard.img" "$T/sd.img"
 	local t0=$SECONDS
-	rpi_boot "$T/sd.img" "$LOGDIR/rpi4_boot_qemu.serial"
-	echo "userland after $((SECONDS - t0)) s (with 10 s of qemu_boot's wait)"
+	ab_boot rpi4 "$T/sd.img" "$LOGDIR/rpi4_boot_qemu.serial"
+	echo "power-on to the self-test's verdict: $((SECONDS - t0)) s (with up to 10 s of qemu_boot's wait for a power-off)"
 	local log=$LOGDIR/rpi4_boot_qemu.serial.txt
-	rpi_expect_lines "$log" \
+	ab_expect_lines "$log" \
 		'Found U-Boot script /boot.scr' \
 		'kiln: state0.env: BOOT_ORDER=A B BOOT_A_LEFT=3 BOOT_B_LEFT=3 KILN_SEQ=1' \
 		'kiln: booting slot A (tries left 2)' 'kiln: state1.env written (KILN_SEQ=2)' \
 		'kiln-init: root: /dev/mmcblk0p2 (slot A)' 'kiln-init: data: /dev/mmcblk0p4'
-	grep -q 'kiln: broadcom/bcm2837-rpi-3-b.dtb: .*kiln.slot=A root=PARTUUID=[0-9a-f]\{8\}-02 kiln.data=PARTUUID=[0-9a-f]\{8\}-04' "$log" ||
+	grep -q 'kiln: fdtfile=broadcom/bcm2837-rpi-3-b.dtb bootargs=.*kiln.slot=A root=PARTUUID=[0-9a-f]\{8\}-02 kiln.data=PARTUUID=[0-9a-f]\{8\}-04' "$log" ||
 		fail "U-Boot's fdtfile or bootargs"
 	grep -q 'erofs: (device mmcblk0p2): mounted' "$log" || fail "slot A not mounted as EROFS"
 	grep -q '^kiln: slot=A root=/dev/mmcblk0p2, up in' "$log" || fail "no rcS line from slot A"
 	grep -q '^kiln: slot marked good (/dev/mmcblk0p1): order=A B a_left=3 b_left=3 seq=3' "$log" ||
 		fail "slot A not marked good"
-	rpi_expect_state "$T/sd.img" 0 'BOOT_A_LEFT=3' 'BOOT_B_LEFT=3' 'BOOT_ORDER=A B' 'KILN_SEQ=3'
-	rpi_expect_state "$T/sd.img" 1 'BOOT_A_LEFT=2' 'BOOT_B_LEFT=3' 'BOOT_ORDER=A B' 'KILN_SEQ=2'
+	ab_selftest_passed "$LOGDIR/rpi4_boot_qemu.serial" A
+	ab_expect_state "$T/sd.img" 0 'BOOT_A_LEFT=3' 'BOOT_B_LEFT=3' 'BOOT_ORDER=A B' 'KILN_SEQ=3'
+	ab_expect_state "$T/sd.img" 1 'BOOT_A_LEFT=2' 'BOOT_B_LEFT=3' 'BOOT_ORDER=A B' 'KILN_SEQ=2'
 }
 
-# Slot A out of tries in the newer copy (state1.env, KILN_SEQ 99): U-Boot
-# takes that copy over state0.env (KILN_SEQ 5, tries left), says why it
-# falls back, boots B, and writes state0.env with KILN_SEQ 100.
+# Slot A broken (its root zeroed) and out of tries in the newer copy
+# (state1.env, KILN_SEQ 99): U-Boot takes that copy over state0.env
+# (KILN_SEQ 5, tries left), says why it falls back, boots B, and writes
+# state0.env with KILN_SEQ 100.
 once_rpi4_boot_fallback_b() {
 	rpi_build
 	cp "$RPI_OUT/sdcard.img" "$T/sd.img"
-	rpi_put_state "$T/sd.img" 0 "$(printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\nKILN_SEQ=5')"
-	rpi_put_state "$T/sd.img" 1 "$(printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=0\nBOOT_B_LEFT=3\nKILN_SEQ=99')"
-	rpi_boot "$T/sd.img" "$T/serial"
-	rpi_expect_lines "$T/serial.txt" \
+	ab_break_slot "$T/sd.img" 2
+	ab_put_state "$T/sd.img" 0 "$(printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=3\nKILN_SEQ=5')"
+	ab_put_state "$T/sd.img" 1 "$(printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=0\nBOOT_B_LEFT=3\nKILN_SEQ=99')"
+	ab_boot rpi4 "$T/sd.img" "$T/serial"
+	ab_expect_lines "$T/serial.txt" \
 		'kiln: state1.env: BOOT_ORDER=A B BOOT_A_LEFT=0 BOOT_B_LEFT=3 KILN_SEQ=99' \
 		'kiln: slot A has no tries left, falling back to B' \
 		'kiln: booting slot B (tries left 2)' 'kiln: state0.env written (KILN_SEQ=100)' \
 		'kiln-init: root: /dev/mmcblk0p3 (slot B)'
 	grep -q '^kiln: slot=B root=/dev/mmcblk0p3, up in' "$T/serial.txt" || fail "no rcS line from slot B"
-	rpi_expect_state "$T/sd.img" 0 'BOOT_A_LEFT=0' 'BOOT_B_LEFT=2' 'BOOT_ORDER=A B' 'KILN_SEQ=100'
+	ab_selftest_passed "$T/serial" B
+	ab_expect_state "$T/sd.img" 0 'BOOT_A_LEFT=0' 'BOOT_B_LEFT=2' 'BOOT_ORDER=A B' 'KILN_SEQ=100'
 	# B, up, marked good: its tries back, A's still spent
-	rpi_expect_state "$T/sd.img" 1 'BOOT_A_LEFT=0' 'BOOT_B_LEFT=3' 'BOOT_ORDER=A B' 'KILN_SEQ=101'
+	ab_expect_state "$T/sd.img" 1 'BOOT_A_LEFT=0' 'BOOT_B_LEFT=3' 'BOOT_ORDER=A B' 'KILN_SEQ=101'
 }
 
 # Nothing changed: nothing rebuilt. From clean in another directory, under
@@ -299,15 +211,16 @@ once_rpi4_boot_reset() {
 	mkenvimage -s 4096 -p 0 -o "$T/bad.env" "$T/bad.txt"
 	printf 'X' | dd of="$T/bad.env" bs=1 seek=10 conv=notrunc status=none
 	MTOOLS_SKIP_CHECK=1 mcopy -o -i "$T/sd.img@@1M" "$T/bad.env" ::state0.env
-	rpi_put_state "$T/sd.img" 1 "$(printf 'BOOT_ORDER=B A\nBOOT_A_LEFT=0\nBOOT_B_LEFT=0\nKILN_SEQ=7')"
-	rpi_boot "$T/sd.img" "$T/serial"
-	rpi_expect_lines "$T/serial.txt" \
+	ab_put_state "$T/sd.img" 1 "$(printf 'BOOT_ORDER=B A\nBOOT_A_LEFT=0\nBOOT_B_LEFT=0\nKILN_SEQ=7')"
+	ab_boot rpi4 "$T/sd.img" "$T/serial"
+	ab_expect_lines "$T/serial.txt" \
 		'kiln: state0.env is missing or invalid' \
 		'kiln: state1.env: BOOT_ORDER=B A BOOT_A_LEFT=0 BOOT_B_LEFT=0 KILN_SEQ=7' \
 		'kiln: no slot has tries left (BOOT_ORDER B A): both reset to 3, booting B' \
 		'kiln: booting slot B (tries left 2)' 'kiln: state0.env written (KILN_SEQ=8)' \
 		'kiln-init: root: /dev/mmcblk0p3 (slot B)'
 	grep -q '^kiln: slot=B root=/dev/mmcblk0p3, up in' "$T/serial.txt" || fail "no rcS line from slot B"
-	rpi_expect_state "$T/sd.img" 0 'BOOT_A_LEFT=3' 'BOOT_B_LEFT=2' 'BOOT_ORDER=B A' 'KILN_SEQ=8'
-	rpi_expect_state "$T/sd.img" 1 'BOOT_A_LEFT=3' 'BOOT_B_LEFT=3' 'BOOT_ORDER=B A' 'KILN_SEQ=9'
+	ab_selftest_passed "$T/serial" B
+	ab_expect_state "$T/sd.img" 0 'BOOT_A_LEFT=3' 'BOOT_B_LEFT=2' 'BOOT_ORDER=B A' 'KILN_SEQ=8'
+	ab_expect_state "$T/sd.img" 1 'BOOT_A_LEFT=3' 'BOOT_B_LEFT=3' 'BOOT_ORDER=B A' 'KILN_SEQ=9'
 }

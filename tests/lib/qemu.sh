@@ -49,7 +49,7 @@ _qemu_kill() {
 # and when the test ends on the way (fail, set -e, a signal). When it
 # returns non-zero, QEMU_WHY says why in one line (also printed, with the
 # logs' last lines). DISK=FILE boots another disk; QEMU_EXTRA_OPTS adds
-# options to QEMU's.
+# options to QEMU's; QEMU_SNAPSHOT= (empty) lets the guest write to DISK.
 qemu_boot() {
 	local dir=$1 log=$2
 	shift 2
@@ -61,7 +61,7 @@ qemu_boot() {
 	# setsid: run.sh and all it starts in a process group of their own,
 	# stopped together. run.sh's own timeout is only a backstop.
 	SERIAL_LOG=$log TIMEOUT=$((limit + 60)) \
-		QEMU_OPTS="-snapshot ${QEMU_EXTRA_OPTS:-}" \
+		QEMU_OPTS="${QEMU_SNAPSHOT--snapshot} ${QEMU_EXTRA_OPTS:-}" \
 		setsid "$KILN_QEMU_RUN" "$dir" "$@" </dev/null >"$log.qemu" 2>&1 &
 	pid=$!
 	traps=$(trap -p EXIT INT TERM)

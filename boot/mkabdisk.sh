@@ -1,28 +1,32 @@
 #!/bin/sh
-# mksdcard.sh BOARD_CONF ROOTFS.erofs KERNEL_DIR RPI_DIR INITRAMFS OUT.img --
-# a Raspberry Pi SD card: an MBR (sfdisk) with
-#   1  FAT32 (0x0c, bootable), BOOT_SIZE_MIB: the GPU firmware (RPI_DIR,
-#      boot/fetch-rpi.sh), config.txt, U-Boot, boot.scr (boot/uboot/boot.cmd
-#      with the board's CMDLINE), the A/B state (state0.env, state1.env),
-#      the kernel (vmlinuz: Debian's arm64 Image, gzip-compressed),
-#      initramfs.img and the board's RPI_DTBS under broadcom/
+# mkabdisk.sh BOARD_CONF ROOTFS.erofs KERNEL_DIR UBOOT_DIR INITRAMFS OUT.img --
+# the disk of a U-Boot A/B board (BOOT_CHAIN=rpi: a Raspberry Pi's SD card;
+# BOOT_CHAIN=uboot: U-Boot comes from elsewhere, e.g. QEMU's -bios): an
+# MBR (sfdisk) with
+#   1  FAT32 (0x0c, bootable), BOOT_SIZE_MIB: boot.scr (boot/uboot/boot.cmd
+#      with the board's CMDLINE and UBOOT_RAM), the A/B state (state0.env,
+#      state1.env), the kernel (vmlinuz: the arm64 Image, gzip-compressed),
+#      initramfs.img, the board's DTBS; on a Pi also the GPU firmware
+#      (UBOOT_DIR/firmware, boot/fetch-uboot.sh), config.txt and U-Boot
 #   2, 3  root slots A and B (the same EROFS image), ROOT_SIZE_MIB each
-#   4  data: ext4, the rest of SDCARD_SIZE_MIB (a power of two)
+#   4  data: ext4, the rest of DISK_SIZE_MIB (on a Pi a power of two:
+#      QEMU's SD card model wants one)
 # made with mkfs.vfat and mtools (no loop mounts), dd and mke2fs. Every
 # time is SOURCE_DATE_EPOCH, the FAT's volume id and the MBR's disk id
 # derive from the board's name: the same inputs give the same bytes.
-# OUT.boot/ keeps the FAT's files (for inspection), OUT only when all
-# worked.
+# OUT.boot/ keeps the FAT's files (for inspection, and QEMU's raspi3b
+# takes U-Boot and the device tree from there), OUT only when all worked.
 set -eu
 umask 022
-CONF=$1 ROOTFS=$2 KDIR=$3 RPI=$4 INITRAMFS=$5 OUT=$6
+CONF=$1 ROOTFS=$2 KDIR=$3 UBOOT=$4 INITRAMFS=$5 OUT=$6
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BOARD=$(basename "$(dirname "$CONF")")
+DTBS= UBOOT_RAM=0x0
 . "$CONF"
 : "${SOURCE_DATE_EPOCH:?SOURCE_DATE_EPOCH must be set}"
 
 die() {
-	echo "mksdcard: $*" >&2
+	echo "mkabdisk: $*" >&2
 	exit 1
 }
 for t in mkfs.vfat mcopy mmd mkimage mkenvimage sfdisk mke2fs; do
@@ -41,11 +45,13 @@ uuid() {
 }
 
 MIB=1048576
-total=$SDCARD_SIZE_MIB
-case $total in *[!0-9]* | "" | 0) die "SDCARD_SIZE_MIB=$total: not a number" ;; esac
-[ $((total & (total - 1))) = 0 ] || die "SDCARD_SIZE_MIB=$total: not a power of two (QEMU's SD card needs one)"
+total=$DISK_SIZE_MIB
+case $total in *[!0-9]* | "" | 0) die "DISK_SIZE_MIB=$total: not a number" ;; esac
+[ "$BOOT_CHAIN" != rpi ] || [ $((total & (total - 1))) = 0 ] ||
+	die "DISK_SIZE_MIB=$total: not a power of two (QEMU's SD card needs one)"
 DATA_SIZE_MIB=$((total - 1 - BOOT_SIZE_MIB - 2 * ROOT_SIZE_MIB))
-[ "$DATA_SIZE_MIB" -ge 16 ] || die "SDCARD_SIZE_MIB=$total leaves $DATA_SIZE_MIB MiB for data"
+[ "$DATA_SIZE_MIB" -ge 16 ] || die "DISK_SIZE_MIB=$total leaves $DATA_SIZE_MIB MiB for data"
+case $UBOOT_RAM in 0x[0-9a-fA-F]*) ;; *) die "UBOOT_RAM=$UBOOT_RAM: not a hex address" ;; esac
 root_bytes=$(stat -c %s "$ROOTFS")
 [ "$root_bytes" -le $((ROOT_SIZE_MIB * MIB)) ] ||
 	die "root image is $((root_bytes / MIB + 1)) MiB, over ROOT_SIZE_MIB=$ROOT_SIZE_MIB"
@@ -57,31 +63,34 @@ trap 'rm -rf "$OUT.tmp" "$OUT.vfat" "$F" "$OUT.w"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 rm -rf "$OUT.tmp" "$OUT.vfat" "$F" "$OUT.w"
-mkdir -p "$F/broadcom" "$OUT.w"
+mkdir -p "$F" "$OUT.w"
 
 # the FAT's files
-cp "$RPI"/firmware/* "$F/"
-cp "$RPI/u-boot.bin" "$F/u-boot.bin"
 # the kernel Image gzip-compressed (no name, no time: reproducible): a
 # third of the size, so U-Boot reads it from the card three times as fast
 # (booti decompresses it)
 gzip -6 -n -c "$KDIR/vmlinuz" >"$F/vmlinuz" || die "gzip failed"
 cp "$INITRAMFS" "$F/initramfs.img"
-for d in $RPI_DTBS; do
+for d in $DTBS; do
 	[ -f "$KDIR/dtbs/$d" ] || die "no $d in the kernel's device trees ($KDIR/dtbs)"
 	mkdir -p "$F/$(dirname "$d")"
 	cp "$KDIR/dtbs/$d" "$F/$d"
 done
-cat >"$F/config.txt" <<EOF
+if [ "$BOOT_CHAIN" = rpi ]; then
+	cp "$UBOOT"/firmware/* "$F/"
+	cp "$UBOOT/u-boot.bin" "$F/u-boot.bin"
+	cat >"$F/config.txt" <<EOF
 # Kiln: the GPU firmware starts U-Boot (64-bit), which runs boot.scr.
 arm_64bit=1
 kernel=u-boot.bin
 enable_uart=1
 EOF
-# boot.scr: the board's command line, then boot/uboot/boot.cmd
+fi
+# boot.scr: the board's command line and RAM base, then boot/uboot/boot.cmd
 case $CMDLINE in *\"* | *\$*) die "CMDLINE must not hold \" or \$ (it goes into boot.scr)" ;; esac
 {
 	echo "setenv kiln_cmdline \"$CMDLINE\""
+	echo "setenv kiln_ram $UBOOT_RAM"
 	cat "$ROOT/boot/uboot/boot.cmd"
 } >"$OUT.w/boot.cmd"
 mkimage -q -A arm64 -O linux -T script -C none -n "Kiln boot script" \
