@@ -133,10 +133,11 @@ echo "kiln: booting slot ${kiln_slot} (tries left ${kiln_left})"
 
 # KILN_SEQ + 1, in decimal: setexpr adds in hex, so the digits are taken
 # as BCD and each digit that became 'a' carries (+6 at its place; the
-# digit at place P is SEQ / P % 10, all in hex).
+# digit at place P is SEQ / P % 10, all in hex). 16 digits fit U-Boot's
+# 64 bits; kiln-bootstate takes at most 15.
 setexpr KILN_SEQ ${KILN_SEQ} + 1
 setenv kiln_carry 1
-for kiln_p in 1 10 100 1000 10000 100000 1000000 10000000; do
+for kiln_p in 1 10 100 1000 10000 100000 1000000 10000000 100000000 1000000000 10000000000 100000000000 1000000000000 10000000000000 100000000000000 1000000000000000; do
 	if test ${kiln_carry} = 1; then
 		setexpr kiln_t ${KILN_SEQ} / ${kiln_p}
 		setexpr kiln_t ${kiln_t} % 10

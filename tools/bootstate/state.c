@@ -131,6 +131,13 @@ static int read_copy(int dirfd, int i, struct state_copy *c, struct env *env,
 		goto oom;
 	if (rc)
 		goto out;
+	/* the boot script takes only whole copies (a cut-short one would be
+	 * checked against whatever its buffer held): so do we, or the two
+	 * would pick different winners */
+	if (size != ENV_SIZE) {
+		why = "not 4096 bytes";
+		goto out;
+	}
 	const char *s;
 	if (!(s = env_get(env, "BOOT_ORDER")) || parse_order(s, order))
 		why = s ? "BOOT_ORDER is not slots A/B" : "no BOOT_ORDER";
@@ -140,9 +147,10 @@ static int read_copy(int dirfd, int i, struct state_copy *c, struct env *env,
 		else
 			left[k] = (unsigned)v;
 	}
-	/* one below the maximum, so that the next write's seq + 1 fits */
+	/* at most 15 digits, one below the largest: the boot script counts
+	 * in BCD in a 64-bit register, so seq + 1 must fit 16 digits */
 	if (!why && (!(s = env_get(env, "KILN_SEQ")) ||
-		     parse_dec(s, ~0ull - 1, &c->seq)))
+		     parse_dec(s, STATE_MAX_SEQ, &c->seq)))
 		why = "no decimal KILN_SEQ";
 out:
 	if (why) {
