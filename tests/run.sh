@@ -41,10 +41,11 @@ done
 AARCH64_TESTS="roundtrip_default roundtrip_small_blocks deterministic cli
 	bad_input image_targets timestamps_decimal fsck_damaged fsck_cli
 	bootstate_uboot_interop bootstate_newest_wins bootstate_atomic_write
-	bootstate_full_disk bootstate_commands bootstate_hostile_copies"
+	bootstate_full_disk bootstate_commands bootstate_hostile_copies
+	ota_install ota_refusals ota_unsafe_files"
 QBIN=$PWD/out/aarch64/qemu-bin
 mkdir -p "$QBIN"
-for tool in mkfs.erofs fsck.erofs kiln-bootstate; do
+for tool in mkfs.erofs fsck.erofs kiln-bootstate kiln-update kiln-bundle; do
 	printf '#!/bin/sh\nexec qemu-aarch64-static %s "$@"\n' \
 		"$PWD/out/aarch64/bin/$tool" > "$QBIN/$tool"
 	chmod 755 "$QBIN/$tool"

@@ -4,9 +4,14 @@
 
 LIB_SRCS  := $(wildcard tools/lib/*/*.c)
 LIB_HDRS  := $(wildcard tools/lib/*.h tools/lib/*/*.h)
-PROGRAMS  := mkfs.erofs fsck.erofs kiln-bootstate
+PROGRAMS  := mkfs.erofs fsck.erofs kiln-bootstate kiln-update kiln-bundle
 FSCK_SRCS := $(wildcard tools/fsck/*.c)
 BOOTSTATE_SRCS := $(wildcard tools/bootstate/*.c)
+# the updates: the bundle format and checks (both programs), the
+# device's installer (with the boot state's library), the host's maker
+OTA_SRCS    := $(filter-out %_main.c,$(wildcard tools/ota/*.c))
+OTA_STATE   := $(filter-out %/main.c,$(BOOTSTATE_SRCS))
+OTA_LIBS    := -larchive -lsodium
 
 WARN   := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
           -Wmissing-prototypes -Wpointer-arith -Wvla -Wformat=2
@@ -32,6 +37,15 @@ $(1)/bin/fsck.erofs: $(FSCK_SRCS:%.c=$(1)/obj/%.o) $(1)/lib/libkiln.a
 $(1)/bin/kiln-bootstate: $(BOOTSTATE_SRCS:%.c=$(1)/obj/%.o)
 	@mkdir -p $$(dir $$@)
 	$$(Q)$(2) $(3) -o $$@ $$^ $(4)
+# kiln-update and kiln-bundle: libarchive (tar streams) and libsodium
+# (Ed25519, SHA-256), nothing of libkiln.
+$(1)/bin/kiln-update: $(1)/obj/tools/ota/update_main.o $(OTA_SRCS:%.c=$(1)/obj/%.o) \
+		$(OTA_STATE:%.c=$(1)/obj/%.o)
+	@mkdir -p $$(dir $$@)
+	$$(Q)$(2) $(3) -o $$@ $$^ $(OTA_LIBS) $(4)
+$(1)/bin/kiln-bundle: $(1)/obj/tools/ota/bundle_main.o $(OTA_SRCS:%.c=$(1)/obj/%.o)
+	@mkdir -p $$(dir $$@)
+	$$(Q)$(2) $(3) -o $$@ $$^ $(OTA_LIBS) $(4)
 $(1)/obj:
 	@mkdir -p $$@
 endef
@@ -56,6 +70,6 @@ endif
 # The sysroot (static musl builds of lz4, zstd, xz, libdeflate) comes first.
 deps: host-deps
 	@scripts/build-deps.sh $(ARCH)
-$(LIB_SRCS:%.c=$(OUT)/$(ARCH)/obj/%.o): | deps
+$(LIB_SRCS:%.c=$(OUT)/$(ARCH)/obj/%.o) $(patsubst %.c,$(OUT)/$(ARCH)/obj/%.o,$(wildcard tools/ota/*.c)): | deps
 tools: deps $(PROGRAMS:%=$(OUT)/$(ARCH)/bin/%)
 tools-asan: host-deps $(PROGRAMS:%=$(OUT)/asan/bin/%)

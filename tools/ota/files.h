@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * File-tree payloads: a zstd-compressed tar unpacked into a staging
+ * directory on the data partition, hashed as it is read; moved into place
+ * only when every payload of the bundle is in and checked, so a bad one
+ * leaves no trace.
+ */
+#ifndef KILN_OTA_FILES_H
+#define KILN_OTA_FILES_H
+
+#include "bundle.h"
+#include "manifest.h"
+
+#define STAGING_DIR ".kiln-update"	/* under the data directory */
+
+/* Removes what an interrupted update left in datafd's staging directory. */
+int files_clean(int datafd, char *err, size_t errlen);
+/*
+ * Unpacks payload number i (p) from b into the staging directory: -1 with
+ * err when the payload is refused (unsafe entries, changed, cut short),
+ * -2 when this device fails (no space, I/O).
+ */
+int files_unpack(struct bundle_in *b, const struct payload *p, unsigned i,
+		 int datafd, const char *datapath, char *err, size_t errlen);
+/*
+ * Puts staged payload i in place of its target: one atomic exchange (or a
+ * rename when the target is new); the old tree is then removed.
+ */
+int files_commit(const struct payload *p, unsigned i, int datafd,
+		 char *err, size_t errlen);
+
+#endif
