@@ -1,8 +1,8 @@
 #!/bin/sh
-# build-deps.sh ARCH -- build Kiln's compression libraries (lz4, zstd, xz's
-# liblzma, libdeflate) as static musl libraries for ARCH (x86_64 or aarch64)
-# from Debian bookworm's source packages, and put them in
-# out/ARCH/sysroot/{include,lib}.
+# build-deps.sh ARCH -- build the libraries Kiln links statically (lz4, zstd,
+# xz's liblzma, libdeflate, libsodium, libarchive) as static musl libraries
+# for ARCH (x86_64 or aarch64) from Debian bookworm's source packages, and put
+# them in out/ARCH/sysroot/{include,lib}.
 #
 # Each package is built once per ARCH into $KILN_CACHE/ARCH/PKG-VERSION; later
 # runs only copy from there, so a warm run costs a few file copies. Sources are
@@ -39,11 +39,14 @@ STAMP="recipe=$RECIPE cflags=$CFLAGS"
 
 # Source package, version, SHA-256 of its .dsc (as listed in bookworm's
 # signed Sources index; none has an epoch, so the .dsc is PKG_VERSION.dsc).
+# Built in this order: libarchive links against lz4, zstd and xz built before.
 PACKAGES='
 lz4        1.9.4-1          e16302bca544d08d106efc216541f4a0403c8f8a5fad5eaac7588223a55af263
 libzstd    1.5.4+dfsg2-5    8f602f92b575aa8b5e979196fb6ee82d78f233521dc9636526d3ecba1f63c1b1
 xz-utils   5.4.1-1+deb12u1  38f98e356f7e7e89b0920d39c55dd5f3d1a9f2684bff83c8b4890561e1832e94
 libdeflate 1.14-1           1f82791c5ac5623ed110e09cc991471deebfe4c419414392d1242e122c6f4c19
+libsodium  1.0.18-1+deb12u1 2c23c57b5a9385dab5a1916014c9b5f2cdd7dadeb8a35b28c1bfb603ce7095c4
+libarchive 3.6.2-1+deb12u4  ab90e3b9c8b525255d4c33775f5db94ae97044d5e7e9507f1034b2c300182b48
 '
 
 say() { printf 'build-deps: %s\n' "$*"; }
@@ -135,6 +138,66 @@ build_libdeflate() {
 	run make -j"$JOBS" libdeflate.a V=1 CC="$MUSLCC" AR="$AR"
 	run cp -p libdeflate.h "$DEST/include/"
 	run cp -p libdeflate.a "$DEST/lib/"
+}
+
+build_libsodium() {
+	# Debian's orig tarball is a git export without configure (Debian's
+	# build autoreconfs too). Not autogen.sh: it also downloads config.sub.
+	run autoreconf -fi
+	run ./configure --build="$(cc -dumpmachine)" --host="$ARCH-linux-gnu" \
+		CC="$MUSLCC" AR="$AR" --disable-dependency-tracking \
+		--disable-shared --enable-static
+	run make -C src/libsodium -j"$JOBS" V=1
+	# The glob, not the whole directory: that also holds private/ and
+	# version.h.in, which aren't part of the installed API.
+	run cp -p src/libsodium/include/sodium.h "$DEST/include/"
+	run mkdir "$DEST/include/sodium"
+	run cp -p "$WORK"/src/libsodium/include/sodium/*.h "$DEST/include/sodium/"
+	run cp -p src/libsodium/.libs/libsodium.a "$DEST/lib/"
+}
+
+build_libarchive() {
+	# Against the cached builds: out/ARCH/sysroot is only put together
+	# after every package is built. libarchive's cache isn't keyed by
+	# their versions; their APIs are stable, and consumers link the
+	# sysroot's current .a anyway.
+	zstd=$(cached libzstd)
+	lz4=$(cached lz4)
+	xz=$(cached xz-utils)
+	# Just the library, for tar and the sysroot's compressors: no crypto
+	# (zip encryption, mtree/xar digests), no xar (XML), and no zlib or
+	# bzip2, which the sysroot lacks (libarchive then runs gzip or bzip2
+	# as a program). No iconv: musl's writes '*' for what the locale
+	# can't show, without an error, so a pax UTF-8 name read in the C
+	# locale comes back as '*'s instead of raw with a warning; its tables
+	# also add 150K to every binary. Debian's patches touch Makefile.am
+	# and configure.ac, for tests and the .pc only: without maintainer
+	# mode make doesn't try to rerun automake over them.
+	run ./configure --build="$(cc -dumpmachine)" --host="$ARCH-linux-gnu" \
+		CC="$MUSLCC" AR="$AR" \
+		CPPFLAGS="-I$zstd/include -I$lz4/include -I$xz/include" \
+		LDFLAGS="-L$zstd/lib -L$lz4/lib -L$xz/lib" \
+		--disable-dependency-tracking --disable-maintainer-mode \
+		--disable-shared --enable-static \
+		--disable-bsdtar --disable-bsdcat --disable-bsdcpio \
+		--with-zstd --with-lz4 --with-lzma --without-zlib --without-bz2lib \
+		--without-libb2 --without-lzo2 --without-openssl --without-nettle \
+		--without-mbedtls --without-xml2 --without-expat --without-iconv
+	# configure drops a library it can't find without a word.
+	for lib in ZSTD LZ4 LZMA; do
+		grep -q "^#define HAVE_LIB$lib 1" "$WORK/config.h" ||
+			die "$ARCH $PKG: configure found no $lib (see $LOG)"
+	done
+	run make -j"$JOBS" libarchive.la V=1
+	run cp -p libarchive/archive.h libarchive/archive_entry.h "$DEST/include/"
+	run cp -p .libs/libarchive.a "$DEST/lib/"
+}
+
+# cached PKG: the cache directory of PKG's build for this ARCH.
+cached() {
+	ver=$(printf '%s\n' "$PACKAGES" | awk -v p="$1" '$1 == p { print $2 }')
+	[ -n "$ver" ] || die "$1 is not in PACKAGES"
+	echo "$CACHE/$ARCH/$1-$ver"
 }
 
 # build PKG VER SUM: build into the cache unless a complete build is there.

@@ -5,7 +5,9 @@ set -eu
 
 PKGS="build-essential musl-tools musl-dev:arm64 gcc-aarch64-linux-gnu
 qemu-user-static erofs-utils attr acl python3 dpkg-dev cmake file xxd
+autoconf automake libtool
 e2fsprogs util-linux liblz4-dev libzstd-dev liblzma-dev libdeflate-dev
+libsodium-dev libarchive-dev
 clang libclang-rt-14-dev
 kmod fdisk cpio zstd xz-utils lz4 qemu-system-x86
 qemu-system-arm mtools dosfstools linux-libc-dev:arm64
