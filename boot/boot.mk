@@ -13,13 +13,25 @@ BARCH  = $(shell . ./$(BCONF) && echo $$ARCH)
 # target (and our mkfs gives every inode that time when it is set).
 EPOCH := $(or $(SOURCE_DATE_EPOCH),$(shell git log -1 --format=%ct 2>/dev/null),0)
 IMGENV = SOURCE_DATE_EPOCH=$(EPOCH) ROOTFS_DIR='$(ROOTFS_DIR)' \
-         ROOTFS_OVERLAY='$(ROOTFS_OVERLAY)'
+         ROOTFS_OVERLAY='$(ROOTFS_OVERLAY)' KILN_VERSION=$(KILN_VERSION) \
+         KILN_PUBKEY=$(KILN_KEYS)/bundle.pub
+
+# The board's boot chain (see the disk's rules below) and whether it is an
+# A/B board that takes signed updates (BOOTSTATE_PART in board.conf).
+BCHAIN := $(shell . ./$(BCONF) 2>/dev/null && echo $$BOOT_CHAIN)
+BDISK  := $(if $(filter rpi,$(BCHAIN)),sdcard.img,disk.img)
+BAB    := $(shell . ./$(BCONF) 2>/dev/null && echo $$BOOTSTATE_PART)
+# Updates: the version written into the root (/etc/kiln/version; a bundle
+# installs only over an older one), by default the epoch's UTC time as
+# YEAR.MONTHDAY.HOURMINSEC; the signing keys (make keys) in KILN_KEYS.
+KILN_VERSION ?= $(shell date -u -d @$(EPOCH) +%Y.%m%d.%H%M%S)
+KILN_KEYS ?= keys
 
 tree_files = $(if $(1),$(shell find $(1) 2>/dev/null))
 ROOTFS_INPUTS := $(call tree_files,boot/skel board/$(board)/overlay \
                  $(ROOTFS_OVERLAY) $(ROOTFS_DIR))
 
-.PHONY: image run FORCE
+.PHONY: image run keys bundle FORCE
 # Settings that are not files, kept in files rewritten only when they
 # change: what a setting shapes depends on its file, so changing it (or
 # dropping it) rebuilds that, and nothing else.
@@ -27,7 +39,7 @@ settings_file = @mkdir -p $(dir $@); echo '$(1)' | cmp -s - $@ || echo '$(1)' > 
 $(B)/epoch: FORCE
 	$(call settings_file,$(EPOCH))
 $(B)/rootfs.vars: FORCE
-	$(call settings_file,ROOTFS_DIR=$(ROOTFS_DIR) ROOTFS_OVERLAY=$(ROOTFS_OVERLAY))
+	$(call settings_file,ROOTFS_DIR=$(ROOTFS_DIR) ROOTFS_OVERLAY=$(ROOTFS_OVERLAY) KILN_VERSION=$(KILN_VERSION))
 image: $(B)/manifest.txt
 	@cat $<
 
@@ -59,7 +71,7 @@ $(B)/tools.stamp: $(BCONF) $(wildcard tools/*/*.[ch])
 	@touch $@
 
 $(B)/rootfs.erofs: $(B)/epoch $(B)/rootfs.vars $(BCONF) boot/mkrootfs.sh $(B)/busybox $(B)/tools.stamp \
-		$(ROOTFS_INPUTS)
+		$(ROOTFS_INPUTS) $(if $(BAB),$(KILN_KEYS)/bundle.pub)
 	$(IMGENV) boot/mkrootfs.sh $(BCONF) $(B)/busybox $(OUT)/$(BARCH)/bin \
 		$(OUT)/x86_64/bin/mkfs.erofs $@
 
@@ -73,8 +85,6 @@ $(B)/initramfs.img: $(B)/epoch $(BCONF) boot/mkinitramfs.sh boot/init \
 # the A/B state on a FAT: boot/mkabdisk.sh): BOOT_CHAIN=rpi, a Raspberry
 # Pi's sdcard.img (the GPU firmware and U-Boot on the FAT too), or
 # BOOT_CHAIN=uboot, disk.img (U-Boot given to QEMU as its firmware).
-BCHAIN := $(shell . ./$(BCONF) 2>/dev/null && echo $$BOOT_CHAIN)
-BDISK  := $(if $(filter rpi,$(BCHAIN)),sdcard.img,disk.img)
 ifneq ($(BCHAIN),)
 $(B)/uboot/package: $(BCONF) boot/fetch-uboot.sh scripts/debs.sh | host-deps
 	boot/fetch-uboot.sh $(BCONF) $(B)/uboot
@@ -109,3 +119,23 @@ kernel: | host-deps
 	$(IMGENV) boot/build-kernel.sh $(BCONF) $(OWNK)
 $(OWNK)/kver:
 	@echo "KERNEL=own: no kernel built yet; run make kernel board=$(board)" >&2; exit 1
+
+# Signed updates (A/B boards). `make keys`: the Ed25519 pair bundles are
+# signed with, KILN_KEYS/bundle.key (secret: never in an image, never
+# replaced) and bundle.pub (in every root image); made on first use.
+KILN_BUNDLE := $(OUT)/x86_64/bin/kiln-bundle
+$(KILN_KEYS)/bundle.pub:
+	@$(MAKE) --no-print-directory tools ARCH=x86_64
+	@mkdir -p $(KILN_KEYS)
+	$(KILN_BUNDLE) keygen $(KILN_KEYS)/bundle.key $@
+	@echo "kiln: new signing keys in $(KILN_KEYS)/: keep bundle.key secret and backed up"
+keys: $(KILN_KEYS)/bundle.pub
+	@echo "kiln: bundles are signed with $(KILN_KEYS)/bundle.key"
+
+# `make bundle [board=...] [BUNDLE_DATA=DIR:TARGET]`: an update bundle of
+# the board's root image (and DIR's files, to unpack into TARGET under
+# the device's /data) as $(B)/bundle.kiln, signed with KILN_KEYS.
+bundle: $(B)/rootfs.erofs
+	@[ -n "$(BAB)" ] || { echo "board $(board) takes no updates (no BOOTSTATE_PART)" >&2; exit 1; }
+	$(IMGENV) boot/mkbundle.sh $(board) $(B)/rootfs.erofs $(KILN_KEYS)/bundle.key \
+		$(KILN_BUNDLE) $(B)/bundle.kiln $(BUNDLE_DATA)

@@ -72,10 +72,19 @@ mkdir -p "$T/proc" "$T/sys" "$T/dev" "$T/run" "$T/tmp" "$T/data" "$T/usr/bin"
 cp "$TOOLS/fsck.erofs" "$TOOLS/mkfs.erofs" "$TOOLS/kiln-bootstate" "$T/usr/bin/"
 chmod 0755 "$T/usr/bin/fsck.erofs" "$T/usr/bin/mkfs.erofs" "$T/usr/bin/kiln-bootstate"
 # A/B boards whose boot loader keeps a state on a FAT: rcS marks the slot
-# good once up (usr/libexec/kiln/mark-good)
+# good once up (usr/libexec/kiln/mark-good), and kiln-install takes signed
+# updates (kiln-update): the board's name, this image's version and the
+# key bundles must be signed with ($KILN_VERSION, $KILN_PUBKEY)
 if [ -n "${BOOTSTATE_PART:-}" ]; then
+	: "${KILN_VERSION:?KILN_VERSION must be set} ${KILN_PUBKEY:?KILN_PUBKEY must be set}"
 	mkdir -p "$T/etc/kiln"
 	echo "BOOTSTATE_PART=$BOOTSTATE_PART" >"$T/etc/kiln/bootstate"
+	basename "$BOARD_DIR" >"$T/etc/kiln/board"
+	echo "$KILN_VERSION" >"$T/etc/kiln/version"
+	cp "$KILN_PUBKEY" "$T/etc/kiln/bundle.pub" || die "no public key $KILN_PUBKEY"
+	chmod 0644 "$T/etc/kiln/bundle.pub"
+	cp "$TOOLS/kiln-update" "$T/usr/bin/"
+	chmod 0755 "$T/usr/bin/kiln-update"
 fi
 [ ! -d "$BOARD_DIR/overlay" ] || put "$BOARD_DIR/overlay"
 if [ -n "${ROOTFS_OVERLAY:-}" ]; then

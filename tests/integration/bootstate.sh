@@ -127,50 +127,72 @@ test_bootstate_newest_wins() {
 	expect_state "order=A B a_left=3 b_left=0 seq=1 copy=0"
 }
 
-# The copy being written is never under its final name until complete.
+# Writes cut short. The copy written is never the one in use, so a write
+# that fails or is killed half way may leave it torn (it fails its CRC),
+# and the other copy is read: the state as it was. A whole copy is
+# overwritten in place (on a FAT: no cluster allocated, no directory entry
+# moved, which a power cut during a rename was seen to break); a missing
+# one is made as a temporary file, synced and renamed.
 test_bootstate_atomic_write() {
 	mkdir "$T/boot"
 	bs init
 	bs mark-good A > /dev/null	# state1 seq 1 wins; the next write is state0
-	cp "$T/boot/state0.env" "$T/old0"
 	cp "$T/boot/state1.env" "$T/old1"
-	# a full disk after N bytes: an error, both copies as they were
-	for n in 0 1 100 4095; do
+	# the write fails after N bytes: an error, the winner as it was (the
+	# variables take the first ~60 bytes; a write cut after them leaves the
+	# whole new copy, the rest is padding as before)
+	for n in 0 1 4 30; do
 		# (fail's own message must not go to $T/err: no assert_fails here)
 		! KILN_BOOTSTATE_FAIL_AFTER=$n "$BIN/kiln-bootstate" \
 			--dir "$T/boot" mark-bad A 2> "$T/err" ||
 			fail "a write that failed after $n bytes succeeded"
 		assert_grep 'No space left on device' "$T/err"
-		cmp "$T/old0" "$T/boot/state0.env" || fail "state0 changed by a failed write ($n)"
 		cmp "$T/old1" "$T/boot/state1.env" || fail "state1 changed by a failed write ($n)"
-		[ ! -e "$T/boot/state0.env.tmp" ] || fail "temporary file left ($n)"
+		expect_state "order=A B a_left=3 b_left=3 seq=1 copy=1"
 	done
-	# killed in the middle of the write (a power cut): the partial data
-	# only in the temporary file, which the next run ignores and replaces
+	# killed in the middle of the write (a power cut): state0 torn, state1
+	# read; the next write makes state0 whole again
 	local rc=0
-	KILN_BOOTSTATE_CRASH_AFTER=100 "$BIN/kiln-bootstate" --dir "$T/boot" \
+	KILN_BOOTSTATE_CRASH_AFTER=10 "$BIN/kiln-bootstate" --dir "$T/boot" \
 		mark-bad A > /dev/null 2>&1 || rc=$?
 	[ "$rc" = 137 ] || fail "the crash hook did not kill the tool (exit $rc)"
-	[ "$(stat -c %s "$T/boot/state0.env.tmp")" = 100 ] || fail "no partial temporary file"
-	cmp "$T/old0" "$T/boot/state0.env" || fail "state0 changed by a killed write"
+	[ "$(stat -c %s "$T/boot/state0.env")" = 4096 ] || fail "state0 not written in place"
+	bs show > "$T/show"
+	assert_grep '^state0.env: not valid: ' "$T/show"
 	expect_state "order=A B a_left=3 b_left=3 seq=1 copy=1"
 	bs mark-bad A > /dev/null
-	[ ! -e "$T/boot/state0.env.tmp" ] || fail "stale temporary file not replaced"
 	expect_state "order=A B a_left=0 b_left=3 seq=2 copy=0"
 	cmp "$T/old1" "$T/boot/state1.env" || fail "state1 written"
-	# the system calls: a final name is never opened for writing nor
-	# truncated; the temporary file is synced, renamed, the directory synced
+	# a copy missing: made under a temporary name; a crash there leaves
+	# only the temporary file, ignored and replaced by the next write
+	rm "$T/boot/state1.env"
+	rc=0
+	KILN_BOOTSTATE_CRASH_AFTER=100 "$BIN/kiln-bootstate" --dir "$T/boot" \
+		mark-good A > /dev/null 2>&1 || rc=$?
+	[ "$rc" = 137 ] || fail "the crash hook did not kill the tool (exit $rc)"
+	[ ! -e "$T/boot/state1.env" ] || fail "a partial state1.env"
+	[ "$(stat -c %s "$T/boot/state1.env.tmp")" = 100 ] || fail "no partial temporary file"
+	bs mark-good A > /dev/null
+	[ ! -e "$T/boot/state1.env.tmp" ] || fail "stale temporary file not replaced"
+	expect_state "order=A B a_left=3 b_left=3 seq=3 copy=1"
+	# the system calls: a whole copy is opened for writing without
+	# truncation and synced; a missing one is created, synced, renamed
 	[ "$BUILD" != aarch64 ] || return 0	# strace would trace qemu-user
 	command -v strace > /dev/null || return 0
-	ASAN_OPTIONS=detect_leaks=0 strace -o "$T/trace" -e trace=open,openat,creat,truncate,ftruncate,fsync,fdatasync,rename,renameat,renameat2 \
-		"$BIN/kiln-bootstate" --dir "$T/boot" mark-good A > /dev/null ||
-		fail "mark-good under strace failed"
-	! grep -E '"state[01]\.env", [^)]*O_(WRONLY|RDWR)|truncate\("[^"]*state[01]\.env"' "$T/trace" ||
-		fail "a final name was opened for writing: $(cat "$T/trace")"
-	grep -E 'state1\.env\.tmp", O_WRONLY|^fsync|rename' "$T/trace" |
-		sed -E 's/^(openat|fsync|rename)[a-z0-9]*\(.*/\1/' | tr '\n' ' ' > "$T/seq"
-	[ "$(cat "$T/seq")" = "openat fsync rename fsync " ] ||
-		fail "not create, fsync, rename, fsync of the directory: $(cat "$T/trace")"
+	bs_trace() {
+		ASAN_OPTIONS=detect_leaks=0 strace -o "$T/trace" -e trace=open,openat,creat,truncate,ftruncate,fsync,fdatasync,rename,renameat,renameat2 \
+			"$BIN/kiln-bootstate" --dir "$T/boot" "$@" > /dev/null ||
+			fail "$* under strace failed"
+		grep -v '= -1 ' "$T/trace" |
+			grep -E 'state[01]\.env(\.tmp)?", O_WRONLY|^fsync|^rename|truncate' |
+			sed -E 's/^(openat|fsync|rename|[a-z]*truncate)[a-z0-9]*\(.*/\1/' | tr '\n' ' '
+	}
+	[ "$(bs_trace mark-good A)" = "openat fsync " ] ||
+		fail "in place: not open, fsync: $(cat "$T/trace")"
+	! grep -q 'O_TRUNC' "$T/trace" || fail "a copy truncated: $(cat "$T/trace")"
+	rm "$T/boot/state0.env"
+	[ "$(bs_trace mark-good A)" = "openat fsync rename fsync fsync " ] ||
+		fail "a new copy: not create, fsync, rename, fsync, fsync of the directory: $(cat "$T/trace")"
 }
 
 # A filesystem really full: FAT as on the device when this kernel has vfat
@@ -192,13 +214,21 @@ test_bootstate_full_disk() {
 	cp "$T/boot/state0.env" "$T/old0"; cp "$T/boot/state1.env" "$T/old1"
 	dd if=/dev/zero of="$T/boot/fill" bs=4k 2>/dev/null || true
 	sync
-	! bs mark-bad A 2> "$T/err" || fail "a write on a full disk succeeded"
+	# a whole copy is overwritten in place: no space needed
+	bs mark-bad A > /dev/null || fail "an in-place write failed on a full disk"
+	expect_state "order=B A a_left=0 b_left=3 seq=2 copy=0"
+	cp "$T/boot/state0.env" "$T/old0"
+	# a missing copy needs a new file: refused, the state as it was
+	rm "$T/boot/state1.env"
+	dd if=/dev/zero of="$T/boot/fill2" bs=4k 2>/dev/null || true
+	sync
+	! bs mark-good A 2> "$T/err" || fail "a new copy was made on a full disk"
 	assert_grep 'No space left on device' "$T/err"
 	cmp "$T/old0" "$T/boot/state0.env" || fail "state0 changed on a full disk"
-	cmp "$T/old1" "$T/boot/state1.env" || fail "state1 changed on a full disk"
-	rm "$T/boot/fill"
-	bs mark-bad A > /dev/null
-	expect_state "order=B A a_left=0 b_left=3 seq=2 copy=0"
+	[ ! -e "$T/boot/state1.env" ] || fail "a state1.env on a full disk"
+	rm "$T/boot/fill" "$T/boot/fill2"
+	bs mark-good A > /dev/null
+	expect_state "order=B A a_left=3 b_left=3 seq=3 copy=1"
 	ls -a "$T/boot" > "$T/ls"
 	assert_fails grep -q tmp "$T/ls"
 }

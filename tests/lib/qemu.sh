@@ -49,7 +49,8 @@ _qemu_kill() {
 # and when the test ends on the way (fail, set -e, a signal). When it
 # returns non-zero, QEMU_WHY says why in one line (also printed, with the
 # logs' last lines). DISK=FILE boots another disk; QEMU_EXTRA_OPTS adds
-# options to QEMU's; QEMU_SNAPSHOT= (empty) lets the guest write to DISK.
+# options to QEMU's; QEMU_SNAPSHOT= (empty) lets the guest write to DISK;
+# QEMU_CUT_AT_MARKER=1 kills QEMU the moment the marker shows (returns 0).
 qemu_boot() {
 	local dir=$1 log=$2
 	shift 2
@@ -111,6 +112,12 @@ qemu_boot() {
 		else
 			if [ -n "$marker" ] && [ -z "$seen" ] && grep -Eq "$marker" "$log"; then
 				seen=$SECONDS
+				if [ -n "${QEMU_CUT_AT_MARKER:-}" ]; then
+					# a power cut: nothing of the guest's is flushed
+					kill -KILL -- "-$pid" 2>/dev/null || true
+					echo "qemu_boot: power cut at the marker"
+					break
+				fi
 			fi
 			sleep 0.2
 			continue

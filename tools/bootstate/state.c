@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The two-copy A/B state. A FAT rename is not atomic across a power cut,
- * so atomicity comes from the pair: only the losing copy is ever written
- * (temporary file, fsync, rename, fsync of the directory), and whatever a
- * cut leaves of it fails its CRC or its variables, so the untouched winner
- * is read next time.
+ * The two-copy A/B state. A write to a FAT is not atomic across a power
+ * cut, so atomicity comes from the pair: only the losing copy is ever
+ * written (copywrite.c), and whatever a cut leaves of it fails its CRC or
+ * its variables, so the untouched winner is read next time.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "atomic.h"
+#include "copywrite.h"
 #include "state.h"
 
 static const char *const copy_name[2] = { "state0.env", "state1.env" };
@@ -235,7 +234,7 @@ int state_store(int dirfd, struct state *st, int *written,
 	unsigned long long seq = st->winner < 0 ? 1 : st->seq + 1;
 
 	if (build_blob(st, seq, blob, err, errlen) ||
-	    atomic_write(dirfd, copy_name[target], tmp_name[target], blob,
+	    copy_write(dirfd, copy_name[target], tmp_name[target], blob,
 			 ENV_SIZE, err, errlen))
 		return -1;
 	*written = target;
@@ -252,7 +251,7 @@ int state_init(int dirfd, char *err, size_t errlen)
 	if (build_blob(&st, 0, blob, err, errlen))
 		return -1;
 	for (int i = 0; i < 2; i++)
-		if (atomic_write(dirfd, copy_name[i], tmp_name[i], blob,
+		if (copy_write(dirfd, copy_name[i], tmp_name[i], blob,
 				 ENV_SIZE, err, errlen))
 			return -1;
 	return 0;
