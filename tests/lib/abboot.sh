@@ -9,6 +9,7 @@
 # ab_build BOARD: `make image board=BOARD` into out/test-images/BOARD.
 ab_build() {
 	make --no-print-directory image board="$1" IMAGE_OUT="out/test-images/$1" \
+		KILN_KEYS=out/test-images/keys \
 		>"$T/make-$1.log" 2>&1 ||
 		{ tail -n 30 "$T/make-$1.log"; fail "make image board=$1 failed"; }
 }
