@@ -139,6 +139,10 @@ steps = [e["step"] for e in ev if e["event"] == "step"]
 assert steps == ["checking", "writing", "unpacking", "checking", "committing", "switching"], steps
 PY
 	diff -r "$T/app" "$T/dev/data/apps/app" || fail "the data tree differs"
+	# every file synced on its own (the slow way, for comparison): the same
+	ota_device 1.0
+	ota_update --fsync-each "$T/b2.kiln" >/dev/null || { cat "$T/err"; fail "--fsync-each failed"; }
+	diff -r "$T/app" "$T/dev/data/apps/app" || fail "the data tree differs (--fsync-each)"
 }
 
 # Refused with one line, the device untouched: a changed manifest (bad

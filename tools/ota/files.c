@@ -18,6 +18,24 @@
 #define RENAME_EXCHANGE (1 << 1)
 #endif
 
+static int fsync_each;
+
+void files_fsync_each(int on)
+{
+	fsync_each = on;
+}
+
+/* the file just written, synced on its own (the slow way, for comparison) */
+static int sync_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	int rc = fd < 0 || fsync(fd) ? -1 : 0;
+
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 /* the outer stream as the inner archive's input, hashed as it passes */
 struct feed {
 	struct bundle_in *b;
@@ -175,6 +193,12 @@ static int unpack(struct archive *in, char *err, size_t errlen)
 		}
 		if (archive_write_finish_entry(out) != ARCHIVE_OK) {
 			snprintf(err, errlen, "%.300s", archive_error_string(out));
+			rc = -2;
+			goto fail;
+		}
+		if (fsync_each && archive_entry_filetype(e) == AE_IFREG &&
+		    !archive_entry_hardlink(e) && sync_file(p)) {
+			snprintf(err, errlen, "%.200s: fsync: %s", p, strerror(errno));
 			rc = -2;
 			goto fail;
 		}

@@ -13,6 +13,12 @@
 
 #define STAGING_DIR ".kiln-update"	/* under the data directory */
 
+/*
+ * With on, every file is fsynced as it is unpacked (the usual way, and
+ * slow on flash); by default nothing is, and the caller syncs the file
+ * system once (syncfs) before the trees are moved into place.
+ */
+void files_fsync_each(int on);
 /* Removes what an interrupted update left in datafd's staging directory. */
 int files_clean(int datafd, char *err, size_t errlen);
 /*

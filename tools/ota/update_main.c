@@ -49,6 +49,8 @@ static const char usage_text[] =
 "  --data DIR         where file trees are unpacked (default /data)\n"
 "  --fsck PROG        checks the written slot (default fsck.erofs)\n"
 "  --json             progress and result as JSON lines on stdout\n"
+"  --fsync-each       fsync every unpacked file (default: one syncfs of\n"
+"                     the data partition before the trees go in place)\n"
 "Exit status: 0 installed, the new slot boots next; 1 refused (bad\n"
 "signature, another board, an older version, a changed, cut-short or\n"
 "unsafe bundle); 2 bad usage; 3 failed on this device (I/O, no space,\n"
@@ -281,7 +283,7 @@ int main(int argc, char **argv)
 		{"version-file", 1, 0, 'v'}, {"force", 0, 0, 'f'}, {"slot", 1, 0, 's'},
 		{"cmdline", 1, 0, 'c'}, {"slot-dev", 1, 0, 'd'}, {"state-dir", 1, 0, 'S'},
 		{"data", 1, 0, 'D'}, {"fsck", 1, 0, 'F'}, {"json", 0, 0, 'j'},
-		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+		{"fsync-each", 0, 0, 'E'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -301,6 +303,7 @@ int main(int argc, char **argv)
 		case 'D': opt.data = optarg; break;
 		case 'F': opt.fsck = optarg; break;
 		case 'j': progress_json(1); break;
+		case 'E': files_fsync_each(1); break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
 		default: return usage("bad option", NULL);
 		}
