@@ -22,10 +22,18 @@ $(OUT)/fuzz/fuzz_fsck: $(FUZZ_SRCS) $(LIB_HDRS) $(wildcard tools/fsck/*.h)
 	$(Q)clang $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-Itools/lib -Itools/fsck $(FUZZ_SRCS) -o $@ $(DEPLIBS)
 
+# The bundle fuzz target: kiln-update's reading and unpacking of a bundle
+# (tests/integration/ota.sh runs it).
+FUZZ_BUNDLE_SRCS := tests/fuzz/fuzz_bundle.c $(OTA_SRCS)
+$(OUT)/fuzz/fuzz_bundle: $(FUZZ_BUNDLE_SRCS) $(wildcard tools/ota/*.h)
+	@mkdir -p $(dir $@)
+	$(Q)clang $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-Itools/ota $(FUZZ_BUNDLE_SRCS) -o $@ $(OTA_LIBS)
+
 .PHONY: test unit-tests tools-all-arches fuzz-target fuzz
-fuzz-target: $(OUT)/fuzz/fuzz_fsck
+fuzz-target: $(OUT)/fuzz/fuzz_fsck $(OUT)/fuzz/fuzz_bundle
 fuzz: fuzz-target tools
-	@FUZZ_TIME=$${FUZZ_TIME:-600} ONLY=fuzz_fsck tests/run.sh
+	@FUZZ_TIME=$${FUZZ_TIME:-600} ONLY='fuzz_*' tests/run.sh
 unit-tests: $(UNIT_TESTS)
 tools-all-arches: deps
 	@$(MAKE) --no-print-directory tools ARCH=x86_64

@@ -255,3 +255,31 @@ test_ota_usage_and_device() {
 	assert_grep 'the root image needs' "$T/err"
 	ota_untouched
 }
+
+# libFuzzer over kiln-update's reading of a bundle (tests/fuzz/fuzz_bundle.c:
+# the tar stream, the manifest, the payloads' hashes, file trees unpacked),
+# seeded with small bundles; a fixed number of runs from a fixed seed.
+limit fuzz_bundle 600
+once_fuzz_bundle() {
+	ota_keys
+	mkdir -p "$T/corpus" "$T/t/d" "$T/r"
+	echo x >"$T/r/f"
+	"$BIN/mkfs.erofs" -b 4096 "$T/r.erofs" "$T/r" >/dev/null || fail "mkfs failed"
+	echo hi >"$T/t/d/a"
+	ln -s a "$T/t/d/l"
+	ln "$T/t/d/a" "$T/t/h"
+	tar -C "$T/t" -cf - . | zstd -q -c >"$T/t.tar.zst"
+	"$BIN/kiln-bundle" create --key "$T/k.sec" --version 1 --compatible b \
+		--files "$T/t.tar.zst:x" "$T/corpus/files" >/dev/null || fail "create"
+	"$BIN/kiln-bundle" create --key "$T/k.sec" --version 1.2 --compatible b \
+		--rootfs "$T/r.erofs" --files "$T/t.tar.zst:x/y" "$T/corpus/both" >/dev/null ||
+		fail "create"
+	cd "$T"
+	local budget="-runs=${FUZZ_RUNS:-20000} -seed=1"
+	[ -z "${FUZZ_TIME:-}" ] || budget="-max_total_time=$FUZZ_TIME"
+	# shellcheck disable=SC2086
+	"$OLDPWD/out/fuzz/fuzz_bundle" $budget -max_len=65536 -timeout=20 \
+		-rss_limit_mb=2048 -print_final_stats=1 corpus ||
+		fail "the fuzzer found a crash"
+	[ -z "$(ls -d fuzz-data.* 2>/dev/null)" ] || fail "scratch dirs left"
+}
