@@ -255,6 +255,11 @@ static int install(void)
 	}
 	if (has_root) {
 		progress_step("switching", "boot state");
+		/* test hook: this write torn after N bytes and the program
+		 * killed, as a power cut while switching (copywrite.c) */
+		const char *cut = getenv("KILN_UPDATE_CUT_SWITCH");
+		if (cut && *cut)
+			setenv("KILN_BOOTSTATE_CRASH_AFTER", cut, 1);
 		if (change_state(!slot, 1))
 			goto out;
 		progress_note("slot %c boots next (version %s)", 'A' + !slot, m.version);
