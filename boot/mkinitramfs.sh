@@ -12,7 +12,7 @@ set -eu
 umask 022
 CONF=$1 BUSYBOX=$2 KDIR=$3 FWDIR=$4 OUT=$5
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-INITRAMFS_COMPRESS=zstd FIRMWARE_PKGS= MODULES_OPTIONAL=
+INITRAMFS_COMPRESS=zstd FIRMWARE_PKGS= MODULES_OPTIONAL= DATA_MOUNT_OPTS=noatime
 . "$CONF"
 : "${SOURCE_DATE_EPOCH:?SOURCE_DATE_EPOCH must be set}"
 
@@ -34,6 +34,12 @@ while read -r path; do
 done <"$BUSYBOX.links"
 cp "$ROOT/boot/init" "$T/init"
 chmod 0755 "$T/init"
+# the data partition's ext4 mount options, for /init
+case $DATA_MOUNT_OPTS in
+*[!a-z0-9_=,]* | "") die "DATA_MOUNT_OPTS=$DATA_MOUNT_OPTS: mount options (a-z 0-9 _ = ,)" ;;
+esac
+mkdir -p "$T/etc/kiln"
+echo "$DATA_MOUNT_OPTS" >"$T/etc/kiln/data-mount-opts"
 # shellcheck disable=SC2086 # a list of module names
 "$ROOT/kmod/pick-modules.sh" "$(cat "$KDIR/kver")" "$KDIR/tree" "$T" $MODULES \
 	--optional $MODULES_OPTIONAL
