@@ -20,10 +20,12 @@ host-deps:
 clean:
 	rm -rf $(OUT)
 
-.PHONY: bench bench-mkfs bench-fsck bench-boot
+.PHONY: bench bench-mkfs bench-fsck bench-boot bench-ota
 # Benchmarks (slow, by hand): ANCHOR_MKFS=PATH / ANCHOR_FSCK=PATH add another
-# mkfs.erofs / fsck.erofs to the tables.
-bench: bench-mkfs bench-fsck bench-boot
+# mkfs.erofs / fsck.erofs to the tables. bench-ota (root, loop devices):
+# kiln-update unpacking a many-small-files payload onto ext4, per mount
+# option and sync strategy (bench/ota.sh says which knobs it takes).
+bench: bench-mkfs bench-fsck bench-boot bench-ota
 bench-mkfs: tools
 	@scripts/install-host-deps.sh bench
 	@bench/run.sh
@@ -33,6 +35,9 @@ bench-fsck: tools
 bench-boot: image
 	@scripts/install-host-deps.sh bench
 	@bench/boot.sh
+bench-ota: tools
+	@scripts/install-host-deps.sh bench
+	@bench/ota.sh
 
 # Kernel config fragments merged into x86_64 and arm64 defconfigs of
 # KERNEL_SRC (default: Debian's linux-source-6.12): every symbol must hold;
