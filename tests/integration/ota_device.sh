@@ -110,7 +110,7 @@ once_ota_device_update() {
 	ab_expect_lines "$T/s1.txt" 'KILN-TEST install rc=0' 'kiln-update: installed 2.0'
 	ab_expect_lines "$T/s1.txt" 'kiln-update: slot B boots next (version 2.0)' \
 		'kiln-init: data: ext4 -o rw,noatime,mb_optimize_scan=0'
-	grep -q '^kiln-install: data: /dev/vda4 ext4 rw,noatime.*; mb_stream_req=[0-9]* mb_group_prealloc=[0-9]*$' "$T/s1.txt" ||
+	grep -q '^kiln-install: data: /dev/vda4 ext4 rw,noatime.*; mb_stream_req=256 mb_group_prealloc=2048$' "$T/s1.txt" ||
 		fail "kiln-install did not say how /data is mounted"
 	grep -q '^kiln-update: writing +[0-9]+% ' "$T/s1.txt" || true
 	AB_REBOOT=1 OTA_SELFTEST= AB_MARKER='^KILN-TEST install rc=[1-9]' \
