@@ -42,33 +42,17 @@ static int usage_error(const char *msg, const char *arg)
 	return EXIT_USAGE;
 }
 
-static int parse_slot(const char *s)
-{
-	return (s[0] == 'A' || s[0] == 'B') && !s[1] ? s[0] - 'A' : -1;
-}
-
-/* The last kiln.slot= on the command line, as the kernel lets it override. */
+/* the running slot from the command line in path; -1 with why on stderr */
 static int running_slot(const char *path)
 {
-	char buf[4096];
-	int slot = -1;
-	FILE *f = fopen(path, "re");
+	int slot = state_cmdline_slot(path);
 
-	if (!f) {
+	if (slot == -2)
 		fprintf(stderr, "kiln-bootstate: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	for (char *save, *tok = strtok_r(buf, " \t\n", &save); tok;
-	     tok = strtok_r(NULL, " \t\n", &save))
-		if (strncmp(tok, "kiln.slot=", 10) == 0)
-			slot = parse_slot(tok + 10);
-	if (slot < 0)
+	else if (slot < 0)
 		fprintf(stderr, "kiln-bootstate: no kiln.slot=A|B in %s; "
 			"name the slot\n", path);
-	return slot;
+	return slot < 0 ? -1 : slot;
 }
 
 static void print_state(const struct state *st)
@@ -184,7 +168,7 @@ int main(int argc, char **argv)
 		return usage_error("too many arguments", argv[optind + nargs - 1]);
 	if (takes_slot && !slot_arg && strcmp(cmd, "mark-good"))
 		return usage_error("which slot (A or B)?", cmd);
-	if (slot_arg && (slot = parse_slot(slot_arg)) < 0)
+	if (slot_arg && (slot = state_parse_slot(slot_arg)) < 0)
 		return usage_error("a slot is A or B, not", slot_arg);
 	if (takes_slot && slot < 0 && (slot = running_slot(cmdline)) < 0)
 		return EXIT_ERR;

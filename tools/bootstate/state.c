@@ -27,6 +27,29 @@ void state_defaults(struct state *st)
 	st->winner = -1;
 }
 
+int state_parse_slot(const char *s)
+{
+	return (s[0] == 'A' || s[0] == 'B') && !s[1] ? s[0] - 'A' : -1;
+}
+
+int state_cmdline_slot(const char *path)
+{
+	char buf[4096];
+	int slot = -1;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -2;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (char *save, *tok = strtok_r(buf, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save))
+		if (strncmp(tok, "kiln.slot=", 10) == 0)
+			slot = state_parse_slot(tok + 10);
+	return slot;
+}
+
 void state_free(struct state *st)
 {
 	env_free(&st->env);

@@ -40,6 +40,15 @@ int state_store(int dirfd, struct state *st, int *written,
 /* The image build's start: both copies with the defaults, seq 0 and 1. */
 int state_init(int dirfd, char *err, size_t errlen);
 void state_defaults(struct state *st);
+/* "A" 0, "B" 1, anything else -1 */
+int state_parse_slot(const char *s);
+/*
+ * The running slot from a kernel command line in a file (/proc/cmdline):
+ * the last kiln.slot=, as a later one overrides an earlier one and /init
+ * boots by it. 0 for A, 1 for B; -1 when there is none or the last is not
+ * A or B; -2 when the file cannot be opened (errno says why).
+ */
+int state_cmdline_slot(const char *path);
 /* "AB" -> "A B" */
 void state_order_string(const struct state *st, char *out, size_t outlen);
 void state_free(struct state *st);

@@ -95,23 +95,17 @@ static int read_line(const char *path, char *out, size_t n)
 	return 0;
 }
 
+/* --slot, else the command line's; -1 with err */
 static int running_slot(void)
 {
-	char buf[4096];
-	int slot = -1;
-
 	if (opt.slot >= 0)
 		return opt.slot;
-	FILE *f = fopen(opt.cmdline, "re");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	for (char *s, *t = strtok_r(buf, " \t\n", &s); t; t = strtok_r(NULL, " \t\n", &s))
-		if (!strncmp(t, "kiln.slot=", 10) && (t[10] == 'A' || t[10] == 'B') && !t[11])
-			slot = t[10] - 'A';
-	if (slot < 0)
+	/* a command line that cannot be read names no slot either */
+	int slot = state_cmdline_slot(opt.cmdline);
+	if (slot < 0) {
 		snprintf(err, sizeof(err), "no kiln.slot=A|B in %s: give --slot", opt.cmdline);
+		return -1;
+	}
 	return slot;
 }
 
@@ -298,9 +292,8 @@ int main(int argc, char **argv)
 		case 'v': opt.version_file = optarg; break;
 		case 'f': opt.force = 1; break;
 		case 's':
-			if ((optarg[0] != 'A' && optarg[0] != 'B') || optarg[1])
+			if ((opt.slot = state_parse_slot(optarg)) < 0)
 				return usage("--slot is A or B", optarg);
-			opt.slot = optarg[0] - 'A';
 			break;
 		case 'c': opt.cmdline = optarg; break;
 		case 'd': opt.slot_dev = optarg; break;
