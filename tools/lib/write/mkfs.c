@@ -16,6 +16,7 @@
 #include "layout.h"
 #include "target.h"
 #include "tree.h"
+#include "common/profile.h"
 #include "common/util.h"
 #include "writer.h"
 #include "xattr.h"
@@ -57,13 +58,16 @@ static int build(const struct kiln_mkfs_opts *o, struct kiln_target *t)
 	struct kiln_tree tree;
 	struct kiln_xattr_pool pool = { 0 };
 	struct kiln_layout l = { 0 };
+	uint64_t t0 = kiln_prof_start();
 	int ret = kiln_tree_scan(o, &tree, t->skip, t->nr_skip);
 
+	t0 = kiln_prof_add(KILN_PROF_WALK, t0);
 	if (!ret)
 		ret = kiln_xattrs_share(&tree, &pool);
 	if (!ret)
 		ret = kiln_layout(&tree, &pool, o->blkszbits,
 				  o->compress ? &o->compr : NULL, &l);
+	kiln_prof_add(KILN_PROF_LAYOUT, t0);
 	/* a device too small for what is already known fails before a write */
 	if (!ret)
 		ret = kiln_target_prepare(t, l.total_blocks << l.blkszbits);
@@ -84,6 +88,7 @@ int kiln_mkfs(const struct kiln_mkfs_opts *o)
 	struct kiln_target t;
 	int ret;
 
+	kiln_prof_init();
 	catch_signals(true);
 	if (kiln_target_open(&t, o->image)) {
 		kiln_target_free(&t);
@@ -96,5 +101,6 @@ int kiln_mkfs(const struct kiln_mkfs_opts *o)
 	catch_signals(false);
 	signal_tmp = NULL;
 	kiln_target_free(&t);
+	kiln_prof_report();
 	return ret;
 }

@@ -17,6 +17,7 @@
 #include "dir.h"
 #include "format/erofs_fs.h"
 #include "format/ondisk.h"
+#include "common/profile.h"
 #include "common/util.h"
 #include "writer.h"
 #include "zdata.h"
@@ -327,6 +328,7 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 {
 	const struct kiln_layout *l = w->l;
 	struct kiln_zwriter *zw = NULL;
+	uint64_t t0;
 	int ret = 0;
 
 	w->end_blk = l->total_blocks;
@@ -339,15 +341,19 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 	for (uint32_t i = 0; i < l->nr && !ret; i++) {
 		struct kiln_inode *in = l->order[i];
 
-		if (in->compressed)
+		if (in->compressed) {
 			ret = kiln_zw_add(zw, in);
-		else if (!S_ISDIR(in->mode))
+		} else if (!S_ISDIR(in->mode)) {
+			t0 = kiln_prof_start();
 			ret = write_data(w, in);
+			kiln_prof_add(KILN_PROF_COPY, t0);
+		}
 	}
 	if (zw && kiln_zw_finish(zw, &w->end_blk))
 		ret = -1;
 	if (ret)
 		return ret;
+	t0 = kiln_prof_start();
 	kiln_zmeta_relocate(&w->zmeta, w->end_blk, l->order, l->nr);
 	w->end_blk += kiln_zmeta_size(&w->zmeta) >> l->blkszbits;
 	if (w->end_blk > EROFS_MAX_BLOCKS)
@@ -355,6 +361,7 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 	for (uint32_t i = 0; i < l->nr && !ret; i++)
 		if (S_ISDIR(l->order[i]->mode))
 			ret = write_data(w, l->order[i]);
+	kiln_prof_add(KILN_PROF_META, t0);
 	return ret;
 }
 
@@ -366,6 +373,7 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 	size_t metasize = (size_t)l->meta_blocks * l->blksz;
 	struct writer w = { .fd = fd, .image = image, .l = l };
 	struct stat st;
+	uint64_t t0;
 	int ret = -1;
 
 	w.zero_fill = fstat(fd, &st) || !S_ISREG(st.st_mode);
@@ -376,6 +384,7 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 		kiln_xattr_pool_encode(pool, w.meta + l->pool_pos);
 	if (write_all_data(&w, o))
 		goto out;
+	t0 = kiln_prof_start();
 	for (uint32_t i = 0; i < l->nr; i++)
 		encode_inode(&w, l->order[i]);
 	if (write_superblock(&w, t, o))
@@ -390,6 +399,7 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 		goto out;
 	}
 	ret = 0;
+	kiln_prof_add(KILN_PROF_META, t0);
 out:
 	free(w.meta);
 	free(w.buf);

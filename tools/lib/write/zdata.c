@@ -8,6 +8,7 @@
 #include "format/erofs_fs.h"
 #include "kiln.h"
 #include "layout.h"
+#include "common/profile.h"
 #include "common/util.h"
 #include "common/workqueue.h"
 #include "zmap.h"
@@ -253,13 +254,16 @@ static void compress_segment(struct kiln_job *job, void *ctx)
 	uint64_t isize = s->f->in->size, lastlc = (isize - 1) / blksz;
 	bool tailseg = w && w->cfg->tailpacking && s->start + s->inlen == isize;
 	size_t pos = 0;
+	uint64_t t0;
 
 	if (!w) {
 		s->error = ENOMEM;
 		return;
 	}
+	t0 = kiln_prof_start();
 	if (read_segment(s))
 		return;
+	t0 = kiln_prof_add(KILN_PROF_READ, t0);
 	w->ratio = 3.0;
 	while (pos < s->inlen) {
 		size_t rem = s->inlen - pos, take = rem;
@@ -301,6 +305,7 @@ static void compress_segment(struct kiln_job *job, void *ctx)
 						 take / blksz : 1);
 		}
 	}
+	kiln_prof_add(KILN_PROF_COMPRESS, t0);
 }
 
 struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
@@ -438,8 +443,10 @@ static int retire_one(struct kiln_zwriter *zw)
 	struct zfile *f = s->f;
 	uint64_t pos = s->start;
 	int ret = 0;
+	uint64_t t0 = kiln_prof_start();
 
 	kiln_wq_wait(&zw->wq, &s->job);
+	t0 = kiln_prof_add(KILN_PROF_WAIT, t0);
 	zw->head = (zw->head + 1) % zw->ring_size;
 	zw->count--;
 	if (f->failed) {
@@ -477,6 +484,7 @@ static int retire_one(struct kiln_zwriter *zw)
 	f->raw = s->start == 0 && s->inlen == f->in->size ? s->in : NULL;
 	if (--f->segs_left == 0 && file_done(zw, f))
 		ret = -1;
+	kiln_prof_add(KILN_PROF_PLACE, t0);
 	return ret;
 }
 
@@ -495,6 +503,7 @@ static int abandon(struct kiln_zwriter *zw, struct zfile *f, uint64_t off)
 
 int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in)
 {
+	uint64_t t0 = kiln_prof_start();
 	struct zfile *f = xcalloc(1, sizeof(*f));
 
 	f->in = in;
@@ -513,10 +522,12 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in)
 		size_t need = seg_bytes(zw, len);
 		long at;
 
+		kiln_prof_add(KILN_PROF_QUEUE, t0);
 		while (zw->count == zw->ring_size ||
 		       (at = arena_take(zw, need)) < 0)
 			if (retire_one(zw))
 				return abandon(zw, f, off);
+		t0 = kiln_prof_start();
 		s = &zw->ring[(zw->head + zw->count) % zw->ring_size];
 		s->zw = zw;
 		s->f = f;
@@ -537,6 +548,7 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in)
 		kiln_wq_submit(&zw->wq, &s->job);
 		zw->count++;
 	}
+	kiln_prof_add(KILN_PROF_QUEUE, t0);
 	return 0;
 }
 
