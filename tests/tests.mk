@@ -24,8 +24,9 @@ $(OUT)/fuzz/fuzz_fsck: $(FUZZ_SRCS) $(LIB_HDRS) $(wildcard tools/fsck/*.h)
 
 # The bundle fuzz target: kiln-update's reading and unpacking of a bundle
 # (tests/integration/ota.sh runs it).
-FUZZ_BUNDLE_SRCS := tests/fuzz/fuzz_bundle.c $(OTA_SRCS)
-$(OUT)/fuzz/fuzz_bundle: $(FUZZ_BUNDLE_SRCS) $(wildcard tools/ota/*.h)
+FUZZ_BUNDLE_SRCS := tests/fuzz/fuzz_bundle.c $(OTA_SRCS) $(FULLIO_SRCS)
+$(OUT)/fuzz/fuzz_bundle: $(FUZZ_BUNDLE_SRCS) $(wildcard tools/ota/*.h) \
+		$(FULLIO_SRCS:.c=.h)
 	@mkdir -p $(dir $@)
 	$(Q)clang $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-Itools/ota $(FUZZ_BUNDLE_SRCS) -o $@ $(OTA_LIBS)

@@ -12,6 +12,9 @@ BOOTSTATE_SRCS := $(wildcard tools/bootstate/*.c)
 OTA_SRCS    := $(filter-out %_main.c,$(wildcard tools/ota/*.c))
 OTA_STATE   := $(filter-out %/main.c,$(BOOTSTATE_SRCS))
 OTA_LIBS    := -larchive -lsodium
+# the one piece of libkiln the boot state and update programs take: whole
+# writes (fullio.c needs nothing else of it)
+FULLIO_SRCS := tools/lib/common/fullio.c
 
 WARN   := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
           -Wmissing-prototypes -Wpointer-arith -Wvla -Wformat=2
@@ -33,17 +36,18 @@ $(1)/bin/mkfs.erofs: $(1)/obj/tools/mkfs/main.o $(1)/lib/libkiln.a
 $(1)/bin/fsck.erofs: $(FSCK_SRCS:%.c=$(1)/obj/%.o) $(1)/lib/libkiln.a
 	@mkdir -p $$(dir $$@)
 	$$(Q)$(2) $(3) -o $$@ $$^ $(4)
-# kiln-bootstate needs nothing of libkiln: it is only its own files.
-$(1)/bin/kiln-bootstate: $(BOOTSTATE_SRCS:%.c=$(1)/obj/%.o)
+# kiln-bootstate needs nothing of libkiln but fullio: its own files.
+$(1)/bin/kiln-bootstate: $(BOOTSTATE_SRCS:%.c=$(1)/obj/%.o) $(FULLIO_SRCS:%.c=$(1)/obj/%.o)
 	@mkdir -p $$(dir $$@)
 	$$(Q)$(2) $(3) -o $$@ $$^ $(4)
 # kiln-update and kiln-bundle: libarchive (tar streams) and libsodium
-# (Ed25519, SHA-256), nothing of libkiln.
+# (Ed25519, SHA-256), nothing of libkiln but fullio.
 $(1)/bin/kiln-update: $(1)/obj/tools/ota/update_main.o $(OTA_SRCS:%.c=$(1)/obj/%.o) \
-		$(OTA_STATE:%.c=$(1)/obj/%.o)
+		$(OTA_STATE:%.c=$(1)/obj/%.o) $(FULLIO_SRCS:%.c=$(1)/obj/%.o)
 	@mkdir -p $$(dir $$@)
 	$$(Q)$(2) $(3) -o $$@ $$^ $(OTA_LIBS) $(4)
-$(1)/bin/kiln-bundle: $(1)/obj/tools/ota/bundle_main.o $(OTA_SRCS:%.c=$(1)/obj/%.o)
+$(1)/bin/kiln-bundle: $(1)/obj/tools/ota/bundle_main.o $(OTA_SRCS:%.c=$(1)/obj/%.o) \
+		$(FULLIO_SRCS:%.c=$(1)/obj/%.o)
 	@mkdir -p $$(dir $$@)
 	$$(Q)$(2) $(3) -o $$@ $$^ $(OTA_LIBS) $(4)
 $(1)/obj:

@@ -18,52 +18,33 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "../lib/common/fullio.h"
 #include "copywrite.h"
 
 /*
- * Test hooks, read only here: KILN_BOOTSTATE_FAIL_AFTER=N makes the write
- * fail with ENOSPC after N bytes (a full disk); KILN_BOOTSTATE_CRASH_AFTER=N
- * kills the process with SIGKILL after N bytes (a power cut mid-write).
+ * p[0..n) to fd from its start; -1 with errno. Test hooks, read only here:
+ * KILN_BOOTSTATE_FAIL_AFTER=N makes the write fail with ENOSPC after N
+ * bytes (a full disk); KILN_BOOTSTATE_CRASH_AFTER=N kills the process with
+ * SIGKILL after N bytes (a power cut mid-write) and wins when both are
+ * set. The first N bytes go out through write_all as any others do.
  */
-static ssize_t hooked_write(int fd, const unsigned char *buf, size_t n)
+static int hooked_write_all(int fd, const unsigned char *p, size_t n)
 {
-	const char *fail = getenv("KILN_BOOTSTATE_FAIL_AFTER");
 	const char *crash = getenv("KILN_BOOTSTATE_CRASH_AFTER");
-	size_t lim = n;
+	const char *fail = getenv("KILN_BOOTSTATE_FAIL_AFTER");
+	const char *hook = crash && *crash ? crash : fail && *fail ? fail : NULL;
+	size_t lim = hook ? (size_t)strtoul(hook, NULL, 10) : n;
 
-	if (fail && *fail)
-		lim = (size_t)strtoul(fail, NULL, 10);
-	if (crash && *crash)
-		lim = (size_t)strtoul(crash, NULL, 10);
-	ssize_t r = write(fd, buf, lim < n ? lim : n);
-	if (r >= 0 && lim < n) {
-		if (crash && *crash) {
-			fsync(fd);
-			raise(SIGKILL);
-		}
-		errno = ENOSPC;
+	if (lim >= n)
+		return write_all(fd, p, n);
+	if (write_all(fd, p, lim))
 		return -1;
+	if (hook == crash) {
+		fsync(fd);
+		raise(SIGKILL);
 	}
-	return r;
-}
-
-/* p[0..n) to fd from its start; -1 with errno */
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t r = hooked_write(fd, p + done, n - done);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r == 0)
-				errno = EIO;
-			return -1;
-		}
-		done += (size_t)r;
-	}
-	return 0;
+	errno = ENOSPC;
+	return -1;
 }
 
 /* 1 written in place, 0 not a whole copy to overwrite, -1 failed */
@@ -80,7 +61,7 @@ static int write_in_place(int dirfd, const char *name, const unsigned char *p,
 		close(fd);
 		return 0;
 	}
-	if (write_all(fd, p, n) || (what = "fsync", fsync(fd))) {
+	if (hooked_write_all(fd, p, n) || (what = "fsync", fsync(fd))) {
 		snprintf(err, errlen, "%s: %s: %s", name, what, strerror(errno));
 		close(fd);
 		return -1;
@@ -105,7 +86,7 @@ int copy_write(int dirfd, const char *name, const char *tmp,
 	if (fd < 0)
 		goto fail;
 	what = "write";
-	if (write_all(fd, p, n))
+	if (hooked_write_all(fd, p, n))
 		goto fail;
 	what = "fsync";
 	if (fsync(fd) != 0)

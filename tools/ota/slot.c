@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "../lib/common/fullio.h"
 #include "progress.h"
 #include "slot.h"
 
@@ -51,20 +52,6 @@ fail:
 	if (fd >= 0)
 		close(fd);
 	return -1;
-}
-
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 int slot_write(struct bundle_in *b, const struct payload *p, const char *dev,

@@ -63,27 +63,6 @@ char *path_join(const char *dir, const char *name)
 	return p;
 }
 
-int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = ENOSPC;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 /* Reads until len bytes or end of file; returns the count read or -1. */
 ssize_t pread_all(int fd, void *buf, size_t len, uint64_t off)
 {

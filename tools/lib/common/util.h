@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "fullio.h"	/* pwrite_all, which util.h's users had from here */
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
@@ -13,8 +14,7 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *path_join(const char *dir, const char *name);
 
-/* Full pread/pwrite; return 0 or -1 with errno set (EIO on a short read). */
-int pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
+/* Full pread: the count read, short only at end of file, or -1 (errno). */
 ssize_t pread_all(int fd, void *buf, size_t len, uint64_t off);
 
 /*
