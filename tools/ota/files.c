@@ -148,6 +148,68 @@ static int stage_path(char *out, size_t n, unsigned i, const char *datapath)
 	return snprintf(out, n, "%s/" STAGING_DIR "/%u.new", datapath, i) >= (int)n;
 }
 
+/* a's error into err; rc, for the caller to return (as unpack) */
+static int archive_fail(struct archive *a, int rc, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%.300s", archive_error_string(a));
+	return rc;
+}
+
+/* the current entry's data from in to out, block by block; as unpack */
+static int unpack_data(struct archive *in, struct archive *out,
+		       char *err, size_t errlen)
+{
+	const void *buf;
+	size_t len;
+	la_int64_t off;
+	int r;
+
+	while ((r = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK)
+		if (archive_write_data_block(out, buf, len, off) != ARCHIVE_OK)
+			return archive_fail(out, -2, err, errlen);
+	return r == ARCHIVE_EOF ? 0 : archive_fail(in, -1, err, errlen);
+}
+
+/* entry e, whose header was just read from in, to out; as unpack */
+static int unpack_entry(struct archive *in, struct archive *out,
+			struct archive_entry *e, char *err, size_t errlen)
+{
+	const char *p = archive_entry_pathname(e), *why = refuse(e);
+	int rc;
+
+	if (why)
+		return snprintf(err, errlen, "refused: '%.200s' is %s", p ? p : "",
+				why), -1;
+	if (archive_write_header(out, e) != ARCHIVE_OK)
+		return archive_fail(out, -2, err, errlen);
+	if ((rc = unpack_data(in, out, err, errlen)))
+		return rc;
+	if (archive_write_finish_entry(out) != ARCHIVE_OK)
+		return archive_fail(out, -2, err, errlen);
+	if (fsync_each && archive_entry_filetype(e) == AE_IFREG &&
+	    !archive_entry_hardlink(e) && sync_file(p))
+		return snprintf(err, errlen, "%.200s: fsync: %s", p,
+				strerror(errno)), -2;
+	return 0;
+}
+
+/* every entry of in to out, then out closed; as unpack */
+static int unpack_entries(struct archive *in, struct archive *out,
+			  char *err, size_t errlen)
+{
+	struct archive_entry *e;
+	int r, rc;
+
+	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK)
+		if ((rc = unpack_entry(in, out, e, err, errlen)))
+			return rc;
+	if (r != ARCHIVE_EOF)
+		return archive_fail(in, -1, err, errlen);
+	if (archive_write_close(out) != ARCHIVE_OK)
+		return archive_fail(out, -2, err, errlen);
+	return 0;
+}
+
 /*
  * Entries of the inner archive into the current directory (the staging
  * directory: the names stay relative, so libarchive's own checks against
@@ -157,8 +219,7 @@ static int stage_path(char *out, size_t n, unsigned i, const char *datapath)
 static int unpack(struct archive *in, char *err, size_t errlen)
 {
 	struct archive *out = archive_write_disk_new();
-	struct archive_entry *e;
-	int rc = -1, r, flags = ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM |
+	int rc, flags = ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM |
 		ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
 		ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS | ARCHIVE_EXTRACT_NO_OVERWRITE;
 
@@ -167,54 +228,7 @@ static int unpack(struct archive *in, char *err, size_t errlen)
 	if (geteuid() == 0)
 		flags |= ARCHIVE_EXTRACT_OWNER;
 	archive_write_disk_set_options(out, flags);
-	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
-		const char *p = archive_entry_pathname(e), *why = refuse(e);
-		if (why) {
-			snprintf(err, errlen, "refused: '%.200s' is %s", p ? p : "", why);
-			goto fail;
-		}
-		if (archive_write_header(out, e) != ARCHIVE_OK) {
-			snprintf(err, errlen, "%.300s", archive_error_string(out));
-			rc = -2;
-			goto fail;
-		}
-		const void *buf;
-		size_t len;
-		la_int64_t off;
-		while ((r = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK)
-			if (archive_write_data_block(out, buf, len, off) != ARCHIVE_OK) {
-				snprintf(err, errlen, "%.300s", archive_error_string(out));
-				rc = -2;
-				goto fail;
-			}
-		if (r != ARCHIVE_EOF) {
-			snprintf(err, errlen, "%.300s", archive_error_string(in));
-			goto fail;
-		}
-		if (archive_write_finish_entry(out) != ARCHIVE_OK) {
-			snprintf(err, errlen, "%.300s", archive_error_string(out));
-			rc = -2;
-			goto fail;
-		}
-		if (fsync_each && archive_entry_filetype(e) == AE_IFREG &&
-		    !archive_entry_hardlink(e) && sync_file(p)) {
-			snprintf(err, errlen, "%.200s: fsync: %s", p, strerror(errno));
-			rc = -2;
-			goto fail;
-		}
-	}
-	if (r != ARCHIVE_EOF) {
-		snprintf(err, errlen, "%.300s", archive_error_string(in));
-		goto fail;
-	}
-	if (archive_write_close(out) != ARCHIVE_OK) {
-		snprintf(err, errlen, "%.300s", archive_error_string(out));
-		rc = -2;
-		goto fail;
-	}
-	archive_write_free(out);
-	return 0;
-fail:
+	rc = unpack_entries(in, out, err, errlen);
 	archive_write_free(out);
 	return rc;
 }
@@ -262,7 +276,7 @@ int files_unpack(struct bundle_in *b, const struct payload *p, unsigned i,
 	archive_read_support_format_tar(in);
 	archive_read_support_filter_zstd(in);
 	if (archive_read_open(in, &f, NULL, feed_read, NULL) != ARCHIVE_OK) {
-		snprintf(err, errlen, "%.300s", archive_error_string(in));
+		rc = archive_fail(in, -1, err, errlen);
 		goto out;
 	}
 	int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
