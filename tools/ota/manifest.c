@@ -12,18 +12,38 @@
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
-/* a decimal without leading zeros, at most max */
-static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+/*
+ * The decimal number at s, up to the first character that is not a digit,
+ * into *out when it is at most max: its end, or NULL (no digit, too big).
+ * Leading zeros are the caller's to refuse or not.
+ */
+static const char *parse_decimal(const char *s, uint64_t max, uint64_t *out)
 {
+	const char *p = s;
 	uint64_t v = 0;
 
-	if (!is_digit(*s) || (s[0] == '0' && s[1]))
-		return -1;
-	for (; *s; s++) {
-		if (!is_digit(*s) || v > (max - (uint64_t)(*s - '0')) / 10)
-			return -1;
-		v = v * 10 + (uint64_t)(*s - '0');
+	for (; is_digit(*p); p++) {
+		if (v > (max - (uint64_t)(*p - '0')) / 10)
+			return NULL;
+		v = v * 10 + (uint64_t)(*p - '0');
 	}
+	if (p == s)
+		return NULL;
+	*out = v;
+	return p;
+}
+
+/* a decimal without leading zeros (one spelling per number), at most max */
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	uint64_t v;
+	const char *end;
+
+	if (s[0] == '0' && s[1])
+		return -1;
+	end = parse_decimal(s, max, &v);
+	if (!end || *end)
+		return -1;
 	*out = v;
 	return 0;
 }
@@ -31,21 +51,19 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 int version_valid(const char *s)
 {
 	size_t len = strlen(s);
+	uint64_t v;
 
 	if (!len || len > MANIFEST_FIELD_MAX)
 		return 0;
-	for (const char *p = s; *p; ) {
-		uint64_t v = 0;
-		const char *q = p;
-		while (is_digit(*q) && q - p < 10)
-			v = v * 10 + (uint64_t)(*q++ - '0');
-		if (q == p || v > 0xffffffffu || (*q && *q != '.'))
+	for (const char *p = s;; p++) {
+		const char *q = parse_decimal(p, 0xffffffffu, &v);
+		/* leading zeros are fine (MONTHDAY: 2026.0104), 10 digits at most */
+		if (!q || q - p > 10 || (*q && *q != '.'))
 			return 0;
-		if (*q == '.' && !q[1])
-			return 0;
-		p = *q ? q + 1 : q;
+		if (!*q)
+			return 1;
+		p = q;
 	}
-	return 1;
 }
 
 int version_compare(const char *a, const char *b)
