@@ -444,14 +444,7 @@ limit fuzz_fsck 600
 once_fuzz_fsck() {
 	tests/lib/mkseeds.sh "$BIN/mkfs.erofs" "$T/corpus"
 	cp tests/damaged/*.img "$T/corpus/"
-	cd "$T"
-	local budget="-runs=${FUZZ_RUNS:-15000} -seed=1"
-	[ -z "${FUZZ_TIME:-}" ] || budget="-max_total_time=$FUZZ_TIME"
-	# shellcheck disable=SC2086
-	"$OLDPWD/out/fuzz/fuzz_fsck" $budget -max_len=40000 -timeout=20 \
-		-rss_limit_mb=2048 -print_final_stats=1 corpus ||
-		fail "the fuzzer found a crash"
-	[ -z "$(ls -d fuzz-extract.* 2>/dev/null)" ] || fail "scratch dirs left"
+	run_fuzzer fuzz_fsck 40000 15000 fuzz-extract
 }
 
 # The static aarch64 fsck.erofs (the device's) under qemu-user: same verdict

@@ -274,12 +274,5 @@ once_fuzz_bundle() {
 	"$BIN/kiln-bundle" create --key "$T/k.sec" --version 1.2 --compatible b \
 		--rootfs "$T/r.erofs" --files "$T/t.tar.zst:x/y" "$T/corpus/both" >/dev/null ||
 		fail "create"
-	cd "$T"
-	local budget="-runs=${FUZZ_RUNS:-20000} -seed=1"
-	[ -z "${FUZZ_TIME:-}" ] || budget="-max_total_time=$FUZZ_TIME"
-	# shellcheck disable=SC2086
-	"$OLDPWD/out/fuzz/fuzz_bundle" $budget -max_len=65536 -timeout=20 \
-		-rss_limit_mb=2048 -print_final_stats=1 corpus ||
-		fail "the fuzzer found a crash"
-	[ -z "$(ls -d fuzz-data.* 2>/dev/null)" ] || fail "scratch dirs left"
+	run_fuzzer fuzz_bundle 65536 20000 fuzz-data
 }

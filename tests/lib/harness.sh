@@ -39,6 +39,23 @@ oracle_dump() { "$ORACLE_DIR/dump.erofs" "$@"; }
 
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root (mount)"; }
 
+# run_fuzzer TARGET MAXLEN RUNS SCRATCH: the libFuzzer target
+# out/fuzz/TARGET over the seeds in $T/corpus, inputs of at most MAXLEN
+# bytes; RUNS runs from seed 1, the same work on every machine (FUZZ_RUNS
+# overrides RUNS; FUZZ_TIME=S, as make fuzz sets it, runs for S seconds
+# instead). It runs in $T, where crash files land and where the target
+# makes its SCRATCH.XXXXXX directories: one left behind fails the test.
+run_fuzzer() {
+	local target=$PWD/out/fuzz/$1 maxlen=$2 runs=$3 scratch=$4
+	local budget="-runs=${FUZZ_RUNS:-$runs} -seed=1"
+	[ -z "${FUZZ_TIME:-}" ] || budget="-max_total_time=$FUZZ_TIME"
+	# shellcheck disable=SC2086 # budget is options
+	(cd "$T" && "$target" $budget -max_len="$maxlen" -timeout=20 \
+		-rss_limit_mb=2048 -print_final_stats=1 corpus) ||
+		fail "the fuzzer found a crash"
+	[ -z "$(ls -d "$T/$scratch".* 2>/dev/null)" ] || fail "scratch dirs left"
+}
+
 # Mounts an image read-only; the mount is undone when the test ends.
 mount_erofs() {
 	mkdir -p "$2"
