@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "dir.h"
+#include "flat.h"
 #include "format/erofs_fs.h"
 #include "format/ondisk.h"
 #include "common/profile.h"
@@ -22,22 +23,15 @@
 #include "writer.h"
 #include "zdata.h"
 
-#define CHUNK (1u << 20)
-
 struct writer {
 	int fd;
 	const char *image;
 	const struct kiln_layout *l;
 	uint8_t *meta;			/* meta_blocks * blksz bytes */
 	struct kiln_zmeta zmeta;	/* compressed inodes, after the data */
-	uint8_t *buf;			/* CHUNK bytes for file data */
+	struct kiln_flat flat;		/* uncompressed data, by the workers */
+	struct kiln_workqueue wq;	/* reads, compresses, copies */
 	uint64_t end_blk;		/* first block after all data */
-	/*
-	 * A new file reads zeros where nothing was written, so zero blocks
-	 * and holes are skipped; a block device holds an older image's
-	 * bytes there, so every byte of every data block is written.
-	 */
-	bool zero_fill;
 };
 
 static uint8_t *inode_ptr(const struct writer *w, const struct kiln_inode *in)
@@ -47,166 +41,20 @@ static uint8_t *inode_ptr(const struct writer *w, const struct kiln_inode *in)
 	return w->meta + (in->nid << EROFS_ISLOT_BITS);
 }
 
-static uint8_t *inline_ptr(const struct writer *w, const struct kiln_inode *in)
-{
-	return inode_ptr(w, in) + kiln_inode_base_size(in);
-}
-
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	return !n || (!p[0] && !memcmp(p, p + 1, n - 1));
-}
-
-/* Zeros from byte at to the end of its block. */
-static int pad_block(struct writer *w, uint64_t at)
-{
-	static const uint8_t zero[4096];
-	uint32_t n = w->l->blksz - (uint32_t)(at % w->l->blksz);
-
-	if (!pwrite_all(w->fd, zero, n, at))
-		return 0;
-	kiln_err("%s: write failed: %s", w->image, strerror(errno));
-	return -1;
-}
-
-/* Places bytes [off, off+len) of an inode's data where the layout says. */
-static int emit(struct writer *w, const struct kiln_inode *in,
-		const uint8_t *p, size_t len, uint64_t off)
-{
-	uint64_t blkbytes = in->datalayout == EROFS_INODE_FLAT_INLINE ?
-			    in->size - in->inline_size : in->size;
-	uint32_t blksz = w->l->blksz;
-
-	while (len) {
-		size_t n;
-
-		if (off >= blkbytes) {
-			memcpy(inline_ptr(w, in) + (off - blkbytes), p, len);
-			return 0;
-		}
-		/* one block at a time, so zero blocks can be skipped */
-		n = blksz - off % blksz;
-		if (n > len)
-			n = len;
-		if (off + n > blkbytes)
-			n = (size_t)(blkbytes - off);
-		if ((w->zero_fill || !all_zero(p, n)) &&
-		    pwrite_all(w->fd, p, n, (uint64_t)in->startblk * blksz + off)) {
-			kiln_err("%s: write failed: %s", w->image,
-				 strerror(errno));
-			return -1;
-		}
-		if (w->zero_fill && off + n == blkbytes && blkbytes % blksz &&
-		    pad_block(w, (uint64_t)in->startblk * blksz + blkbytes))
-			return -1;
-		p += n;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
-static bool changed(const struct kiln_inode *in, const struct stat *st)
-{
-	return !S_ISREG(st->st_mode) || (uint64_t)st->st_size != in->size ||
-	       st->st_mtim.tv_sec != in->src_mtim.tv_sec ||
-	       st->st_mtim.tv_nsec != in->src_mtim.tv_nsec;
-}
-
-/* Copies [start, end) of the source file, which SEEK_DATA says has data. */
-static int copy_range(struct writer *w, const struct kiln_inode *in, int fd,
-		      uint64_t start, uint64_t end)
-{
-	while (start < end) {
-		size_t want = end - start < CHUNK ? (size_t)(end - start) : CHUNK;
-		ssize_t n = pread_all(fd, w->buf, want, start);
-
-		if (n < 0) {
-			kiln_err("%s: read failed: %s", in->srcpath,
-				 strerror(errno));
-			return -1;
-		}
-		if ((size_t)n != want) {
-			kiln_err("%s: file changed while being read",
-				 in->srcpath);
-			return -1;
-		}
-		if (emit(w, in, w->buf, want, start))
-			return -1;
-		start += want;
-	}
-	return 0;
-}
-
-/* Walks the data segments of the source, leaving holes as zeros. */
-static int copy_segments(struct writer *w, const struct kiln_inode *in, int fd)
-{
-	uint64_t pos = 0;
-
-	if (w->zero_fill)	/* holes are written as zeros */
-		return copy_range(w, in, fd, 0, in->size);
-	while (pos < in->size) {
-		off_t data = lseek(fd, (off_t)pos, SEEK_DATA);
-		off_t hole;
-
-		if (data < 0 && errno == ENXIO)
-			break;		/* only a hole is left */
-		if (data < 0)	/* no SEEK_DATA here: copy it all */
-			return copy_range(w, in, fd, pos, in->size);
-		hole = lseek(fd, data, SEEK_HOLE);
-		if (hole < 0 || (uint64_t)hole > in->size)
-			hole = (off_t)in->size;
-		if (copy_range(w, in, fd, (uint64_t)data, (uint64_t)hole))
-			return -1;
-		pos = (uint64_t)hole;
-	}
-	return 0;
-}
-
-static int write_regular(struct writer *w, const struct kiln_inode *in)
-{
-	int fd = open(in->srcpath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	char probe;
-	int ret = -1;
-
-	if (fd < 0) {
-		kiln_err("%s: %s", in->srcpath, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) || changed(in, &st)) {
-		kiln_err("%s: file changed while being read", in->srcpath);
-	} else if (!copy_segments(w, in, fd)) {
-		/* grown, shrunk or touched while we read it? */
-		if (pread(fd, &probe, 1, (off_t)in->size) != 0 ||
-		    fstat(fd, &st) || changed(in, &st))
-			kiln_err("%s: file changed while being read",
-				 in->srcpath);
-		else
-			ret = 0;
-	}
-	close(fd);
-	return ret;
-}
-
-static int write_data(struct writer *w, const struct kiln_inode *in)
+/* Symlinks and directories: in memory already, written in place. */
+static int write_node(struct writer *w, const struct kiln_inode *in)
 {
 	uint8_t *dir;
 	int ret;
 
-	switch (in->mode & S_IFMT) {
-	case S_IFREG:
-		return in->size ? write_regular(w, in) : 0;
-	case S_IFLNK:
-		return emit(w, in, (const uint8_t *)in->symlink, in->size, 0);
-	case S_IFDIR:
-		dir = xcalloc(1, round_up(in->size, w->l->blksz));
-		kiln_dir_encode(in, w->l->blksz, dir);
-		ret = emit(w, in, dir, in->size, 0);
-		free(dir);
-		return ret;
-	}
-	return 0;
+	if (S_ISLNK(in->mode))
+		return kiln_flat_emit(&w->flat, in, (const uint8_t *)in->symlink,
+				      in->size, 0);
+	dir = xcalloc(1, round_up(in->size, w->l->blksz));
+	kiln_dir_encode(in, w->l->blksz, dir);
+	ret = kiln_flat_emit(&w->flat, in, dir, in->size, 0);
+	free(dir);
+	return ret;
 }
 
 static void encode_inode(struct writer *w, const struct kiln_inode *in)
@@ -321,8 +169,10 @@ static int write_superblock(struct writer *w, const struct kiln_tree *t,
 }
 
 /*
- * Data first (compressed files through the worker pool), then the second
- * metadata area after it, then directories, which can now name every nid.
+ * Data first: compressed files through the zwriter, in order; regular
+ * flat files copied by the workers, in any order (their blocks are known).
+ * Then the second metadata area after the data, then directories, which
+ * can now name every nid.
  */
 static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 {
@@ -332,27 +182,33 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 	int ret = 0;
 
 	w->end_blk = l->total_blocks;
-	if (o->compress) {
-		zw = kiln_zw_start(&o->compr, o->workers, w->fd, w->image,
+	if (o->compress)
+		zw = kiln_zw_start(&o->compr, &w->wq, w->fd, w->image,
 				   l->blkszbits, l->total_blocks, &w->zmeta);
-		if (!zw)
-			return -1;
-	}
 	for (uint32_t i = 0; i < l->nr && !ret; i++) {
 		struct kiln_inode *in = l->order[i];
 
-		if (in->compressed) {
-			ret = kiln_zw_add(zw, in);
-		} else if (!S_ISDIR(in->mode)) {
-			t0 = kiln_prof_start();
-			ret = write_data(w, in);
-			kiln_prof_add(KILN_PROF_COPY, t0);
-		}
+		t0 = kiln_prof_start();
+		if (in->compressed)
+			ret = kiln_zw_add(zw, in);	/* profiles itself */
+		else if (S_ISREG(in->mode) && in->size)
+			kiln_flat_queue(&w->flat, &w->wq, in);
+		else if (S_ISLNK(in->mode))
+			ret = write_node(w, in);
+		if (!in->compressed)
+			kiln_prof_add(KILN_PROF_QUEUE, t0);
+		if (atomic_load(&w->flat.failed))
+			ret = -1;
 	}
 	if (zw && kiln_zw_finish(zw, &w->end_blk))
 		ret = -1;
-	if (ret)
-		return ret;
+	if (ret)	/* queued copies need not run */
+		atomic_store(&w->flat.failed, true);
+	t0 = kiln_prof_start();
+	kiln_wq_drain(&w->wq);
+	kiln_prof_add(KILN_PROF_WAIT, t0);
+	if (ret || atomic_load(&w->flat.failed))
+		return -1;
 	t0 = kiln_prof_start();
 	kiln_zmeta_relocate(&w->zmeta, w->end_blk, l->order, l->nr);
 	w->end_blk += kiln_zmeta_size(&w->zmeta) >> l->blkszbits;
@@ -360,7 +216,7 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 		return kiln_err_too_large(l->blkszbits);
 	for (uint32_t i = 0; i < l->nr && !ret; i++)
 		if (S_ISDIR(l->order[i]->mode))
-			ret = write_data(w, l->order[i]);
+			ret = write_node(w, l->order[i]);
 	kiln_prof_add(KILN_PROF_META, t0);
 	return ret;
 }
@@ -376,14 +232,24 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 	uint64_t t0;
 	int ret = -1;
 
-	w.zero_fill = fstat(fd, &st) || !S_ISREG(st.st_mode);
 	w.meta = xcalloc(1, metasize);
-	w.buf = xmalloc(CHUNK);
+	w.flat = (struct kiln_flat){
+		.fd = fd, .image = image, .blksz = l->blksz, .meta = w.meta,
+		.zero_fill = fstat(fd, &st) || !S_ISREG(st.st_mode),
+	};
 	kiln_zmeta_init(&w.zmeta, l->blksz);
 	if (pool->size)
 		kiln_xattr_pool_encode(pool, w.meta + l->pool_pos);
-	if (write_all_data(&w, o))
+	if (kiln_wq_start(&w.wq, o->workers,
+			  o->compress ? kiln_zw_worker_init : NULL,
+			  o->compress ? kiln_zw_worker_exit : NULL,
+			  (void *)&o->compr))
 		goto out;
+	ret = write_all_data(&w, o);
+	kiln_wq_stop(&w.wq);
+	if (ret)
+		goto out;
+	ret = -1;
 	t0 = kiln_prof_start();
 	for (uint32_t i = 0; i < l->nr; i++)
 		encode_inode(&w, l->order[i]);
@@ -393,7 +259,7 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 	    pwrite_all(fd, w.zmeta.buf, kiln_zmeta_size(&w.zmeta),
 		       w.zmeta.start) ||
 	    /* a file ends where the image does; a device keeps its size */
-	    (!w.zero_fill && ftruncate(fd, (off_t)(w.end_blk * l->blksz))) ||
+	    (!w.flat.zero_fill && ftruncate(fd, (off_t)(w.end_blk * l->blksz))) ||
 	    fsync(fd)) {
 		kiln_err("%s: write failed: %s", image, strerror(errno));
 		goto out;
@@ -402,7 +268,6 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 	kiln_prof_add(KILN_PROF_META, t0);
 out:
 	free(w.meta);
-	free(w.buf);
 	kiln_zmeta_free(&w.zmeta);
 	return ret;
 }

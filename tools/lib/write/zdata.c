@@ -11,6 +11,7 @@
 #include "common/profile.h"
 #include "common/util.h"
 #include "common/workqueue.h"
+#include "source.h"
 #include "zmap.h"
 #include "zmeta.h"
 #include "zdata.h"
@@ -25,7 +26,6 @@ struct zfile {
 	const uint8_t *tail;		/* inline tail, from the last segment */
 	const uint8_t *raw;		/* the whole file, if one segment */
 	uint16_t tail_len;
-	int fd;
 	bool failed;
 };
 
@@ -50,7 +50,7 @@ struct zseg {
 
 struct kiln_zwriter {
 	const struct kiln_compr_cfg *cfg;
-	struct kiln_workqueue wq;
+	struct kiln_workqueue *wq;
 	int fd;
 	const char *image;
 	unsigned int blkszbits;
@@ -117,7 +117,7 @@ static long arena_take(struct kiln_zwriter *zw, size_t n)
 	return n <= lo ? 0 : -1;
 }
 
-static void *worker_init(void *arg)
+void *kiln_zw_worker_init(void *arg)
 {
 	const struct kiln_compr_cfg *cfg = arg;
 	struct zworker *w = calloc(1, sizeof(*w));
@@ -138,7 +138,7 @@ static void *worker_init(void *arg)
 	return w;
 }
 
-static void worker_exit(void *p)
+void kiln_zw_worker_exit(void *p)
 {
 	struct zworker *w = p;
 
@@ -237,13 +237,20 @@ static size_t store_plain(struct zseg *s, size_t pos, size_t nblocks)
  */
 static int read_segment(struct zseg *s)
 {
-	ssize_t n = pread_all(s->f->fd, s->in, s->inlen, s->start);
+	int fd = kiln_src_open(s->f->in);
+	ssize_t n;
 
-	if (n >= 0 && (size_t)n == s->inlen)
-		return 0;
 	s->read_failed = true;
-	s->error = n < 0 ? errno : EAGAIN;
-	return -1;
+	if (fd < 0) {
+		s->error = errno;
+		return -1;
+	}
+	n = pread_all(fd, s->in, s->inlen, s->start);
+	s->error = n < 0 ? errno : (size_t)n != s->inlen ||
+		   !kiln_src_unchanged(s->f->in, fd) ? EAGAIN : 0;
+	close(fd);
+	s->read_failed = s->error != 0;
+	return s->error ? -1 : 0;
 }
 
 static void compress_segment(struct kiln_job *job, void *ctx)
@@ -309,13 +316,15 @@ static void compress_segment(struct kiln_job *job, void *ctx)
 }
 
 struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
-				   unsigned int workers, int fd,
+				   struct kiln_workqueue *wq, int fd,
 				   const char *image, unsigned int blkszbits,
 				   uint64_t first_blk, struct kiln_zmeta *zmeta)
 {
 	struct kiln_zwriter *zw = xcalloc(1, sizeof(*zw));
+	unsigned int workers = wq->nr_threads;
 
 	zw->cfg = cfg;
+	zw->wq = wq;
 	zw->fd = fd;
 	zw->image = image;
 	zw->blkszbits = blkszbits;
@@ -332,13 +341,6 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 	zw->arena_size = 2 * workers * seg_bytes(zw, zw->segsize);
 	zw->ring = xcalloc(zw->ring_size, sizeof(*zw->ring));
 	zw->arena = xmalloc(zw->arena_size);
-	if (kiln_wq_start(&zw->wq, workers, worker_init, worker_exit,
-			  (void *)cfg)) {
-		free(zw->arena);
-		free(zw->ring);
-		free(zw);
-		return NULL;
-	}
 	return zw;
 }
 
@@ -411,15 +413,9 @@ static int store_flat(struct kiln_zwriter *zw, struct zfile *f,
 static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 {
 	struct kiln_inode *in = f->in;
-	struct stat st;
 	int ret = 0;
 
 	if (f->failed) {
-		ret = -1;
-	} else if (fstat(f->fd, &st) || (uint64_t)st.st_size != in->size ||
-	    st.st_mtim.tv_sec != in->src_mtim.tv_sec ||
-	    st.st_mtim.tv_nsec != in->src_mtim.tv_nsec) {
-		kiln_err("%s: file changed while being read", in->srcpath);
 		ret = -1;
 	} else {
 		uint32_t tail;
@@ -430,7 +426,6 @@ static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 		else
 			place_zinode(zw, f);
 	}
-	close(f->fd);
 	free(f->ext);
 	free(f);
 	return ret;
@@ -445,7 +440,7 @@ static int retire_one(struct kiln_zwriter *zw)
 	int ret = 0;
 	uint64_t t0 = kiln_prof_start();
 
-	kiln_wq_wait(&zw->wq, &s->job);
+	kiln_wq_wait(zw->wq, &s->job);
 	t0 = kiln_prof_add(KILN_PROF_WAIT, t0);
 	zw->head = (zw->head + 1) % zw->ring_size;
 	zw->count--;
@@ -508,12 +503,6 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in)
 
 	f->in = in;
 	f->segs_left = (uint32_t)((in->size + zw->segsize - 1) / zw->segsize);
-	f->fd = open(in->srcpath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (f->fd < 0) {
-		kiln_err("%s: %s", in->srcpath, strerror(errno));
-		free(f);
-		return -1;
-	}
 	for (uint64_t off = 0; off < in->size; off += zw->segsize) {
 		struct zseg *s;
 		size_t len = in->size - off < zw->segsize ?
@@ -545,7 +534,7 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in)
 		s->error = 0;
 		s->read_failed = false;
 		s->job.fn = compress_segment;
-		kiln_wq_submit(&zw->wq, &s->job);
+		kiln_wq_submit(zw->wq, &s->job);
 		zw->count++;
 	}
 	kiln_prof_add(KILN_PROF_QUEUE, t0);
@@ -559,7 +548,6 @@ int kiln_zw_finish(struct kiln_zwriter *zw, uint64_t *end_blk)
 	while (zw->count)
 		if (retire_one(zw))
 			ret = -1;
-	kiln_wq_stop(&zw->wq);
 	*end_blk = zw->next_blk;
 	free(zw->ring);
 	free(zw->arena);

@@ -9,6 +9,7 @@
 #ifndef KILN_WRITE_ZDATA_H
 #define KILN_WRITE_ZDATA_H
 
+#include "common/workqueue.h"
 #include "compress/compress.h"
 #include "inode.h"
 #include "zmap.h"
@@ -16,13 +17,16 @@
 
 struct kiln_zwriter;
 
+/* The workers' compressor contexts, for the queue given to kiln_zw_start. */
+void *kiln_zw_worker_init(void *cfg);
+void kiln_zw_worker_exit(void *ctx);
 struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
-				   unsigned int workers, int fd,
+				   struct kiln_workqueue *wq, int fd,
 				   const char *image, unsigned int blkszbits,
 				   uint64_t first_blk, struct kiln_zmeta *zmeta);
 /* Queues a file; its inode is placed in zmeta once all of it is done. */
 int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in);
-/* Drains and stops; returns the first block after all compressed data. */
+/* Waits for its jobs (not the queue's others); returns the first block after all compressed data. */
 int kiln_zw_finish(struct kiln_zwriter *zw, uint64_t *end_blk);
 uint64_t kiln_zw_segment_size(const struct kiln_compr_cfg *cfg);
 

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "source.h"
+
+/* O_NONBLOCK: a FIFO put where a file was must not hang the build */
+int kiln_src_open(const struct kiln_inode *in)
+{
+	return open(in->srcpath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+}
+
+bool kiln_src_unchanged(const struct kiln_inode *in, int fd)
+{
+	struct stat st;
+	char probe;
+
+	return !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	       (uint64_t)st.st_size == in->size &&
+	       st.st_mtim.tv_sec == in->src_mtim.tv_sec &&
+	       st.st_mtim.tv_nsec == in->src_mtim.tv_nsec &&
+	       pread(fd, &probe, 1, (off_t)in->size) == 0;
+}
