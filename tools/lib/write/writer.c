@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "dir.h"
 #include "flat.h"
+#include "writeback.h"
 #include "format/erofs_fs.h"
 #include "format/ondisk.h"
 #include "common/profile.h"
@@ -31,6 +32,7 @@ struct writer {
 	struct kiln_zmeta zmeta;	/* compressed inodes, after the data */
 	struct kiln_flat flat;		/* uncompressed data, by the workers */
 	struct kiln_workqueue wq;	/* reads, compresses, copies */
+	struct kiln_writeback wb;	/* of the flat data */
 	uint64_t end_blk;		/* first block after all data */
 };
 
@@ -182,6 +184,7 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 	int ret = 0;
 
 	w->end_blk = l->total_blocks;
+	w->wb = (struct kiln_writeback){ .fd = w->fd, .wq = &w->wq };
 	if (o->compress)
 		zw = kiln_zw_start(&o->compr, &w->wq, w->fd, w->image,
 				   l->blkszbits, l->total_blocks, &w->zmeta);
@@ -191,8 +194,10 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 		t0 = kiln_prof_start();
 		if (in->compressed)
 			ret = kiln_zw_add(zw, in);	/* profiles itself */
-		else if (S_ISREG(in->mode) && in->size)
+		else if (S_ISREG(in->mode) && in->size) {
 			kiln_flat_queue(&w->flat, &w->wq, in);
+			kiln_writeback_add(&w->wb, in->size);
+		}
 		else if (S_ISLNK(in->mode))
 			ret = write_node(w, in);
 		if (!in->compressed)

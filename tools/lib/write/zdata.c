@@ -12,6 +12,7 @@
 #include "common/util.h"
 #include "common/workqueue.h"
 #include "source.h"
+#include "writeback.h"
 #include "zmap.h"
 #include "zmeta.h"
 #include "zdata.h"
@@ -62,6 +63,7 @@ struct kiln_zwriter {
 	unsigned int ring_size, head, count;
 	uint8_t *arena;			/* their buffers, also FIFO */
 	size_t arena_size;
+	struct kiln_writeback wb;
 };
 
 struct zworker {
@@ -325,6 +327,7 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 
 	zw->cfg = cfg;
 	zw->wq = wq;
+	zw->wb = (struct kiln_writeback){ .fd = fd, .wq = wq };
 	zw->fd = fd;
 	zw->image = image;
 	zw->blkszbits = blkszbits;
@@ -458,6 +461,7 @@ static int retire_one(struct kiln_zwriter *zw)
 		kiln_err("%s: write failed: %s", zw->image, strerror(errno));
 		ret = -1;
 	}
+	kiln_writeback_add(&zw->wb, s->outlen);
 	for (uint32_t i = 0; i < s->nr_ext && !ret; i++) {
 		if (f->nr_ext == f->cap_ext) {
 			f->cap_ext = f->cap_ext ? f->cap_ext * 2 : 16;
