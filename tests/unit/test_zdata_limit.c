@@ -12,7 +12,9 @@
 #include <unistd.h>
 #include "check.h"
 #include "kiln.h"
+#include "common/workqueue.h"
 #include "write/zdata.h"
+#include "write/zseg.h"
 
 static char src[64], img[64];
 
@@ -50,6 +52,7 @@ static int write_at(uint64_t first_blk, uint64_t *end)
 	struct kiln_zmeta zmeta;
 	struct kiln_inode in = { 0 };
 	struct kiln_zwriter *zw;
+	struct kiln_workqueue wq;
 	int fd, ret;
 
 	strcpy(img, "/tmp/kiln-zlimit-img.XXXXXX");
@@ -59,11 +62,15 @@ static int write_at(uint64_t first_blk, uint64_t *end)
 	CHECK(kiln_compr_parse("lz4", &cfg) == 0);
 	kiln_compr_finish_cfg(&cfg, 512);
 	kiln_zmeta_init(&zmeta, 512);
-	zw = kiln_zw_start(&cfg, 2, fd, img, 9, first_blk, &zmeta);
+	CHECK(kiln_wq_start(&wq, 2, kiln_zw_worker_init, kiln_zw_worker_exit,
+			    &cfg) == 0);
+	zw = kiln_zw_start(&cfg, &wq, fd, img, 9, first_blk, &zmeta);
 	CHECK(zw != NULL);
 	ret = kiln_zw_add(zw, &in);
 	if (kiln_zw_finish(zw, end))
 		ret = -1;
+	kiln_wq_drain(&wq);
+	kiln_wq_stop(&wq);
 	kiln_zmeta_free(&zmeta);
 	close(fd);
 	unlink(img);

@@ -12,7 +12,7 @@
 
 /* Opens the file for reading, never following a symlink; -1 with errno. */
 int kiln_src_open(const struct kiln_inode *in);
-/* After reading: same size and mtime as scanned, nothing past the end. */
+/* After reading: same type, size and mtime as the scan saw. */
 bool kiln_src_unchanged(const struct kiln_inode *in, int fd);
 
 #endif

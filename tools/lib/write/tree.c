@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -91,7 +92,8 @@ static void tree_add(struct kiln_tree *t, struct kiln_inode *in)
 	t->inodes[t->nr_inodes++] = in;
 }
 
-static struct kiln_inode *new_inode(struct scan *s, const char *path,
+/* The inode takes path (malloc'ed) as its srcpath. */
+static struct kiln_inode *new_inode(struct scan *s, char *path,
 				    const struct stat *st)
 {
 	const struct kiln_mkfs_opts *o = s->o;
@@ -108,20 +110,21 @@ static struct kiln_inode *new_inode(struct scan *s, const char *path,
 	in->mtime_nsec = o->fixed_time ? 0 : (uint32_t)st->st_mtim.tv_nsec;
 	in->src_mtim = st->st_mtim;
 	in->nlink = 1;
-	in->srcpath = xstrdup(path);
+	in->srcpath = path;
 	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
 		in->rdev = erofs_encode_dev(major(st->st_rdev),
 					    minor(st->st_rdev));
 	return in;
 }
 
-static int read_symlink(struct kiln_inode *in, const struct stat *st)
+static int read_symlink(struct kiln_inode *in, int dfd, const char *name,
+			const struct stat *st)
 {
 	size_t cap = (size_t)st->st_size + 1;
 	ssize_t n;
 
 	in->symlink = xmalloc(cap);
-	n = readlink(in->srcpath, in->symlink, cap);
+	n = readlinkat(dfd, name, in->symlink, cap);
 	if (n < 0 || (size_t)n >= cap) {
 		kiln_err("%s: cannot read symlink: %s", in->srcpath,
 			 n < 0 ? strerror(errno) : "changed while reading");
@@ -156,23 +159,27 @@ static bool skipped(const struct scan *s, const struct stat *st)
 }
 
 /*
- * Returns the inode for path, new or (for a hard link) already seen, or
- * &s->skipped. Only the root is followed if it is a symlink: the source
- * named on the command line is the directory it points to.
+ * Returns the inode for name in directory dfd (at path, which it takes
+ * over), new or (for a hard link) already seen, or &s->skipped. Only the
+ * root is followed if it is a symlink: the source named on the command
+ * line is the directory it points to. Calls relative to the directory's
+ * fd spare the kernel a walk down the whole path.
  */
-static struct kiln_inode *scan_one(struct scan *s, const char *path,
-				   struct kiln_inode *parent)
+static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
+				   char *path, struct kiln_inode *parent)
 {
 	struct kiln_inode *in;
 	struct link_slot *slot;
 	struct stat st;
 
-	if (parent ? lstat(path, &st) : stat(path, &st)) {
+	if (fstatat(dfd, name, &st, parent ? AT_SYMLINK_NOFOLLOW : 0)) {
 		kiln_err("%s: %s", path, strerror(errno));
+		free(path);
 		return NULL;
 	}
 	if (skipped(s, &st)) {
 		kiln_info(1, "%s: left out (the image being written)", path);
+		free(path);
 		return &s->skipped;
 	}
 	in = new_inode(s, path, &st);
@@ -186,18 +193,18 @@ static struct kiln_inode *scan_one(struct scan *s, const char *path,
 			pthread_mutex_unlock(&s->lock);
 			free(in->srcpath);
 			free(in);
-			return slot->inode;
+			return slot->inode;	/* the table's: stable */
 		}
 		*slot = (struct link_slot){ st.st_dev, st.st_ino, in };
 		s->links_used++;
 	}
 	tree_add(s->tree, in);
 	pthread_mutex_unlock(&s->lock);
-	if (kiln_xattrs_read(path, in))
+	if (kiln_xattrs_read(in->srcpath, in))
 		return NULL;
 	if (S_ISREG(st.st_mode))
 		in->size = (uint64_t)st.st_size;
-	else if (S_ISLNK(st.st_mode) && read_symlink(in, &st))
+	else if (S_ISLNK(st.st_mode) && read_symlink(in, dfd, name, &st))
 		return NULL;
 	else if (S_ISDIR(st.st_mode))
 		queue_dir(s, in, parent);
@@ -218,87 +225,102 @@ void kiln_dentries_sort(struct kiln_dentry *d, uint32_t n)
 	qsort(d, n, sizeof(*d), dentry_cmp);
 }
 
-static void add_dentry(struct kiln_inode *dir, const char *name,
+/* Takes over name; the directory has room (scan_dir sized it). */
+static void add_dentry(struct kiln_inode *dir, char *name,
 		       struct kiln_inode *in)
 {
-	struct kiln_dentry *d;
+	struct kiln_dentry *d = &dir->dentries[dir->nr_dentries++];
 
-	dir->dentries = xrealloc(dir->dentries, (dir->nr_dentries + 1) *
-				 sizeof(*dir->dentries));
-	d = &dir->dentries[dir->nr_dentries++];
-	d->name = xstrdup(name);
+	d->name = name;
 	d->namelen = (uint16_t)strlen(name);
 	d->inode = in;
 }
 
-/* Reads all names first so no directory stays open while we recurse. */
-static char **read_names(const char *path, size_t *count)
+/* All names first: the loop then makes calls between readdir's. */
+static char **read_names(DIR *d, const char *path, size_t *count)
 {
-	DIR *d = opendir(path);
 	struct dirent *de;
 	char **names = NULL;
 	size_t n = 0;
 
-	if (!d) {
-		kiln_err("%s: %s", path, strerror(errno));
-		return NULL;
-	}
 	errno = 0;
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		names = xrealloc(names, (n + 1) * sizeof(*names));
+		if (!(n & (n - 1)))
+			names = xrealloc(names, (n ? 2 * n : 1) * sizeof(*names));
 		names[n++] = xstrdup(de->d_name);
 	}
 	if (errno) {
 		kiln_err("%s: %s", path, strerror(errno));
-		closedir(d);
 		while (n)
 			free(names[--n]);
 		free(names);
 		return NULL;
 	}
-	closedir(d);
 	*count = n;
 	return names ? names : xcalloc(1, sizeof(*names));
+}
+
+/* One entry of dir: into its dentries unless left out; -1 on an error. */
+static int scan_entry(struct scan *s, struct kiln_inode *dir, int dfd,
+		      char *name)
+{
+	char *path = path_join(dir->srcpath, name);
+	struct kiln_inode *in;
+
+	if (strlen(name) > EROFS_NAME_LEN) {
+		kiln_err("%s: name longer than %d bytes", path, EROFS_NAME_LEN);
+		free(path);
+		return -1;
+	}
+	if (excluded(s, path)) {
+		free(path);
+		return 1;
+	}
+	in = scan_one(s, dfd, name, path, dir);
+	if (!in)
+		return -1;
+	if (in == &s->skipped)
+		return 1;
+	add_dentry(dir, name, in);
+	if (S_ISDIR(in->mode))
+		dir->nlink++;
+	return 0;
 }
 
 static int scan_dir(struct scan *s, struct kiln_inode *dir,
 		    struct kiln_inode *parent)
 {
+	DIR *d = opendir(dir->srcpath);
 	size_t n = 0, i;
-	char **names = read_names(dir->srcpath, &n);
+	char **names;
 	int ret = 0;
 
-	if (!names)
+	if (!d) {
+		kiln_err("%s: %s", dir->srcpath, strerror(errno));
 		return -1;
-	dir->nlink = 2;
-	for (i = 0; i < n && !ret && !atomic_load(&s->failed); i++) {
-		char *path = path_join(dir->srcpath, names[i]);
-		struct kiln_inode *in;
-
-		if (strlen(names[i]) > EROFS_NAME_LEN) {
-			kiln_err("%s: name longer than %d bytes", path,
-				 EROFS_NAME_LEN);
-			ret = -1;
-		} else if (!excluded(s, path)) {
-			in = scan_one(s, path, dir);
-			if (!in)
-				ret = -1;
-			else if (in == &s->skipped)
-				in = NULL;
-			else
-				add_dentry(dir, names[i], in);
-			if (in && S_ISDIR(in->mode))
-				dir->nlink++;
-		}
-		free(path);
 	}
+	names = read_names(d, dir->srcpath, &n);
+	if (!names) {
+		closedir(d);
+		return -1;
+	}
+	dir->nlink = 2;
+	dir->dentries = xmalloc((n + 2) * sizeof(*dir->dentries));
+	for (i = 0; i < n && !ret && !atomic_load(&s->failed); i++) {
+		int r = scan_entry(s, dir, dirfd(d), names[i]);
+
+		if (!r)
+			names[i] = NULL;	/* a dentry's now */
+		ret = r < 0 ? -1 : 0;
+	}
+	closedir(d);
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	add_dentry(dir, ".", dir);
-	add_dentry(dir, "..", parent ? parent : dir);
+	add_dentry(dir, xstrdup("."), dir);
+	add_dentry(dir, xstrdup(".."), parent ? parent : dir);
 	kiln_dentries_sort(dir->dentries, dir->nr_dentries);
 	return ret;
 }
@@ -349,7 +371,7 @@ int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree,
 	} else if (!S_ISDIR(st.st_mode)) {
 		kiln_err("%s: not a directory", src);
 	} else {
-		tree->root = scan_one(&s, src, NULL);
+		tree->root = scan_one(&s, AT_FDCWD, src, xstrdup(src), NULL);
 	}
 	kiln_wq_drain(&s.wq);
 	kiln_wq_stop(&s.wq);

@@ -18,11 +18,13 @@
 #include "flat.h"
 #include "writeback.h"
 #include "format/erofs_fs.h"
+#include "format/le.h"
 #include "format/ondisk.h"
 #include "common/profile.h"
 #include "common/util.h"
 #include "writer.h"
 #include "zdata.h"
+#include "zseg.h"
 
 struct writer {
 	int fd;
@@ -94,9 +96,15 @@ static void encode_inode(struct writer *w, const struct kiln_inode *in)
 		kiln_xattr_ibody_encode(in, p + kiln_inode_isize(in));
 }
 
+/* FNV-1a over 64-bit little-endian words (a byte at a time took 0.1 s). */
 static void fnv(uint64_t h[2], const uint8_t *p, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		for (int k = 0; k < 2; k++)
+			h[k] = (h[k] ^ get_le64(p + i)) * 0x100000001b3ull;
+	for (; i < n; i++)
 		for (int k = 0; k < 2; k++)
 			h[k] = (h[k] ^ p[i]) * 0x100000001b3ull;
 }

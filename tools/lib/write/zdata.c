@@ -16,6 +16,7 @@
 #include "zmap.h"
 #include "zmeta.h"
 #include "zdata.h"
+#include "zseg.h"
 
 /* Per-file state, alive until its last segment is written. */
 struct zfile {
@@ -28,25 +29,6 @@ struct zfile {
 	const uint8_t *raw;		/* the whole file, if one segment */
 	uint16_t tail_len;
 	bool failed;
-};
-
-struct zseg {
-	struct kiln_job job;
-	struct kiln_zwriter *zw;
-	struct zfile *f;
-	uint64_t start;			/* segment offset in the file */
-	size_t arena_off, arena_len;	/* where in, out and ext live */
-	uint8_t *in, *out;
-	size_t inlen, outlen;		/* out: blocks, then any inline tail */
-	struct {
-		uint32_t len;
-		uint16_t nblocks;
-		bool plain, inlined;
-	} *ext;
-	uint32_t nr_ext;
-	uint16_t tail_len;		/* bytes of the inline tail pcluster */
-	int error;			/* errno; EAGAIN: the file changed */
-	bool read_failed;
 };
 
 struct kiln_zwriter {
@@ -63,21 +45,19 @@ struct kiln_zwriter {
 	unsigned int ring_size, head, count;
 	uint8_t *arena;			/* their buffers, also FIFO */
 	size_t arena_size;
+	struct zseg *batch, *batch_tail; /* segments not yet queued */
+	unsigned int batch_len;
+	size_t batch_bytes;
 	struct kiln_writeback wb;
 };
 
-struct zworker {
-	const struct kiln_compr_cfg *cfg;
-	void *cctx;
-	uint8_t *scratch;
-	size_t scratchcap;
-	double ratio;			/* input/output of the last fit */
-};
 /*
- * The ratio guides the search for zstd/deflate and so shapes the extents:
- * it restarts with every segment, or output would depend on which worker
- * compressed what before.
+ * A batch: up to 16 small files' segments, or 1 MiB of input, in one job.
+ * Retiring frees a batch's worth of ring slots at a time, or the next
+ * batches would be one segment each.
  */
+#define BATCH_SEGS 16u
+#define BATCH_BYTES (1u << 20)
 
 uint64_t kiln_zw_segment_size(const struct kiln_compr_cfg *cfg)
 {
@@ -92,7 +72,7 @@ static size_t seg_bytes(const struct kiln_zwriter *zw, size_t len)
 {
 	return round_up(len, 64) + round_up(len, zw->blksz) + zw->blksz +
 	       (len > zw->blksz ? zw->cfg->pclustersize : 0) +
-	       (len / zw->blksz + 2) * sizeof(*((struct zseg *)0)->ext);
+	       (len / zw->blksz + 2) * sizeof(struct zseg_ext);
 }
 
 /*
@@ -117,204 +97,6 @@ static long arena_take(struct kiln_zwriter *zw, size_t n)
 	if (hi + n <= zw->arena_size)
 		return (long)hi;
 	return n <= lo ? 0 : -1;
-}
-
-void *kiln_zw_worker_init(void *arg)
-{
-	const struct kiln_compr_cfg *cfg = arg;
-	struct zworker *w = calloc(1, sizeof(*w));
-
-	if (!w)
-		return NULL;
-	w->cfg = cfg;
-	w->cctx = cfg->c->create(cfg);
-	w->scratchcap = kiln_zw_segment_size(cfg) * 2 + 65536;
-	w->scratch = cfg->c->compress ? malloc(w->scratchcap) : NULL;
-	if (!w->cctx || (cfg->c->compress && !w->scratch)) {
-		if (w->cctx)
-			cfg->c->destroy(w->cctx);
-		free(w->scratch);
-		free(w);
-		return NULL;
-	}
-	return w;
-}
-
-void kiln_zw_worker_exit(void *p)
-{
-	struct zworker *w = p;
-
-	w->cfg->c->destroy(w->cctx);
-	free(w->scratch);
-	free(w);
-}
-
-static void push_ext(struct zseg *s, uint32_t len, uint16_t nblocks,
-		     bool plain, bool inlined)
-{
-	s->ext[s->nr_ext].len = len;
-	s->ext[s->nr_ext].nblocks = nblocks;
-	s->ext[s->nr_ext].inlined = inlined;
-	s->ext[s->nr_ext++].plain = plain;
-}
-
-static void add_ext(struct zseg *s, uint32_t len, uint16_t nblocks, bool plain)
-{
-	push_ext(s, len, nblocks, plain, false);
-	s->outlen += (size_t)nblocks * s->zw->blksz;
-}
-
-static long fit(struct zworker *w, const uint8_t *src, size_t *len,
-		uint8_t *dst, size_t cap)
-{
-	const struct kiln_compressor *c = w->cfg->c;
-
-	if (c->compress_destsize)
-		return c->compress_destsize(w->cctx, src, len, dst, cap,
-					    &w->ratio);
-	return kiln_fit_by_search(c, w->cctx, src, len, dst, cap, w->scratch,
-				  w->scratchcap, &w->ratio);
-}
-
-/* The file's last extent, n bytes already at out + outlen, goes inline. */
-static void add_inline(struct zseg *s, uint32_t len, size_t n, bool plain)
-{
-	push_ext(s, len, 0, plain, true);
-	s->tail_len = (uint16_t)n;
-}
-
-/*
- * ztailpacking: the rest of the file, rem bytes from src, becomes the
- * inline tail if it compresses (or, under a block, simply fits) into what
- * is left of the block after the inode's index (tmax). Returns whether it
- * did; dst then holds the tail.
- */
-static bool try_inline(struct zseg *s, struct zworker *w, const uint8_t *src,
-		       size_t rem, uint8_t *dst)
-{
-	uint32_t blksz = s->zw->blksz;
-	uint32_t tmax = blksz - s->f->in->zbase % blksz;
-	size_t take = rem;
-	long n = fit(w, src, &take, dst, tmax);
-
-	if (n > 0 && take == rem && (size_t)n < rem) {
-		add_inline(s, (uint32_t)rem, (size_t)n, false);
-		return true;
-	}
-	if (rem > blksz || rem > tmax)
-		return false;
-	memcpy(dst, src, rem);
-	add_inline(s, (uint32_t)rem, rem, true);
-	return true;
-}
-
-/* Stores up to nblocks blocks of input as plain (uncompressed) extents. */
-static size_t store_plain(struct zseg *s, size_t pos, size_t nblocks)
-{
-	uint32_t blksz = s->zw->blksz;
-	size_t start = pos;
-
-	while (nblocks-- && pos < s->inlen) {
-		uint8_t *dst = s->out + s->outlen;
-		size_t take = s->inlen - pos < blksz ? s->inlen - pos : blksz;
-
-		memcpy(dst, s->in + pos, take);
-		memset(dst + take, 0, blksz - take);
-		add_ext(s, (uint32_t)take, 1, true);
-		pos += take;
-	}
-	return pos - start;
-}
-
-/*
- * Cuts one segment into extents. An extent is compressed only if that saves
- * at least a block; otherwise its input is stored as plain blocks. An extent
- * starting in the file's last lcluster is always plain (the kernel wants
- * every compressed extent to reach into a following lcluster), unless it is
- * the inline tail.
- */
-/*
- * Workers read their own input: the copy from the page cache is the main
- * thread's biggest cost otherwise, and it would cap the speed-up.
- */
-static int read_segment(struct zseg *s)
-{
-	int fd = kiln_src_open(s->f->in);
-	ssize_t n;
-
-	s->read_failed = true;
-	if (fd < 0) {
-		s->error = errno;
-		return -1;
-	}
-	n = pread_all(fd, s->in, s->inlen, s->start);
-	s->error = n < 0 ? errno : (size_t)n != s->inlen ||
-		   !kiln_src_unchanged(s->f->in, fd) ? EAGAIN : 0;
-	close(fd);
-	s->read_failed = s->error != 0;
-	return s->error ? -1 : 0;
-}
-
-static void compress_segment(struct kiln_job *job, void *ctx)
-{
-	struct zseg *s = (struct zseg *)job;
-	struct zworker *w = ctx;
-	uint32_t blksz = s->zw->blksz;
-	uint64_t isize = s->f->in->size, lastlc = (isize - 1) / blksz;
-	bool tailseg = w && w->cfg->tailpacking && s->start + s->inlen == isize;
-	size_t pos = 0;
-	uint64_t t0;
-
-	if (!w) {
-		s->error = ENOMEM;
-		return;
-	}
-	t0 = kiln_prof_start();
-	if (read_segment(s))
-		return;
-	t0 = kiln_prof_add(KILN_PROF_READ, t0);
-	w->ratio = 3.0;
-	while (pos < s->inlen) {
-		size_t rem = s->inlen - pos, take = rem;
-		uint8_t *dst = s->out + s->outlen;
-		long n = 0;
-		bool last = (s->start + pos) / blksz == lastlc;
-
-		/*
-		 * A tail that may compress into the rest of a block: only
-		 * near the end, so few pclusters pay for a try.
-		 */
-		if (tailseg && rem <= 8 * (size_t)blksz &&
-		    try_inline(s, w, s->in + pos, rem, dst))
-			break;
-		if (rem > blksz && !last) {
-			n = fit(w, s->in + pos, &take, dst, w->cfg->pclustersize);
-			if (n < 0) {
-				s->error = EIO;
-				return;
-			}
-		}
-		if (n > 0 && round_up((uint64_t)n, blksz) < take) {
-			uint32_t nb = (uint32_t)(round_up((uint64_t)n, blksz) / blksz);
-			size_t pad = (size_t)nb * blksz - (size_t)n;
-
-			/* 0PADDING: the stream ends where its pcluster ends */
-			memmove(dst + pad, dst, (size_t)n);
-			memset(dst, 0, pad);
-			add_ext(s, (uint32_t)take, (uint16_t)nb, false);
-			pos += take;
-		} else {
-			/*
-			 * The whole window tried did not save a block: store it
-			 * plain rather than retry from the next block, which
-			 * costs a compression per block on incompressible data
-			 * (3x the time for lz4hc, same image size).
-			 */
-			pos += store_plain(s, pos, n > 0 && take > blksz ?
-						 take / blksz : 1);
-		}
-	}
-	kiln_prof_add(KILN_PROF_COMPRESS, t0);
 }
 
 struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
@@ -434,6 +216,33 @@ static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 	return ret;
 }
 
+static void queue_batch(struct kiln_zwriter *zw)
+{
+	if (!zw->batch)
+		return;
+	zw->batch->job.fn = kiln_zseg_run;
+	kiln_wq_submit(zw->wq, &zw->batch->job);
+	zw->batch = zw->batch_tail = NULL;
+	zw->batch_len = 0;
+	zw->batch_bytes = 0;
+}
+
+static void batch_add(struct kiln_zwriter *zw, struct zseg *s)
+{
+	if (s->inlen >= BATCH_BYTES)	/* alone, after what came before */
+		queue_batch(zw);
+	s->batch_next = NULL;
+	s->leader = !zw->batch;
+	if (zw->batch)
+		zw->batch_tail->batch_next = s;
+	else
+		zw->batch = s;
+	zw->batch_tail = s;
+	zw->batch_bytes += s->inlen;
+	if (++zw->batch_len == BATCH_SEGS || zw->batch_bytes >= BATCH_BYTES)
+		queue_batch(zw);
+}
+
 /* Writes the oldest in-flight segment and records its extents. */
 static int retire_one(struct kiln_zwriter *zw)
 {
@@ -443,7 +252,11 @@ static int retire_one(struct kiln_zwriter *zw)
 	int ret = 0;
 	uint64_t t0 = kiln_prof_start();
 
-	kiln_wq_wait(zw->wq, &s->job);
+	/* the workers must have everything before we wait for any of it */
+	queue_batch(zw);
+	/* a batch is done when its first segment's job is */
+	if (s->leader)
+		kiln_wq_wait(zw->wq, &s->job);
 	t0 = kiln_prof_add(KILN_PROF_WAIT, t0);
 	zw->head = (zw->head + 1) % zw->ring_size;
 	zw->count--;
@@ -516,14 +329,18 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in)
 		long at;
 
 		kiln_prof_add(KILN_PROF_QUEUE, t0);
-		while (zw->count == zw->ring_size ||
-		       (at = arena_take(zw, need)) < 0)
+		if (zw->count == zw->ring_size)
+			while (zw->count > zw->ring_size - BATCH_SEGS)
+				if (retire_one(zw))
+					return abandon(zw, f, off);
+		while ((at = arena_take(zw, need)) < 0)
 			if (retire_one(zw))
 				return abandon(zw, f, off);
 		t0 = kiln_prof_start();
 		s = &zw->ring[(zw->head + zw->count) % zw->ring_size];
-		s->zw = zw;
 		s->f = f;
+		s->inode = in;
+		s->blksz = zw->blksz;
 		s->start = off;
 		s->arena_off = (size_t)at;
 		s->arena_len = need;
@@ -537,8 +354,7 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in)
 		s->nr_ext = 0;
 		s->error = 0;
 		s->read_failed = false;
-		s->job.fn = compress_segment;
-		kiln_wq_submit(zw->wq, &s->job);
+		batch_add(zw, s);
 		zw->count++;
 	}
 	kiln_prof_add(KILN_PROF_QUEUE, t0);

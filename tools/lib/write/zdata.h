@@ -17,9 +17,6 @@
 
 struct kiln_zwriter;
 
-/* The workers' compressor contexts, for the queue given to kiln_zw_start. */
-void *kiln_zw_worker_init(void *cfg);
-void kiln_zw_worker_exit(void *ctx);
 struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 				   struct kiln_workqueue *wq, int fd,
 				   const char *image, unsigned int blkszbits,

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One segment of a compressed file: a worker reads it from the source and
+ * cuts it into pclusters in memory; the zwriter (zdata.c) writes them out.
+ * Small files' segments go to the workers in batches, one job for several,
+ * so the queue's locks and wakeups are paid per batch, not per file.
+ */
+#ifndef KILN_WRITE_ZSEG_H
+#define KILN_WRITE_ZSEG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "common/workqueue.h"
+#include "compress/compress.h"
+#include "inode.h"
+
+struct zfile;
+
+struct zseg {
+	struct kiln_job job;		/* queued on a batch's first segment */
+	struct zseg *batch_next;	/* the rest of its batch, in order */
+	bool leader;			/* first of its batch: owns the job */
+	struct zfile *f;		/* the writer's per-file state */
+	const struct kiln_inode *inode;
+	uint32_t blksz;
+	uint64_t start;			/* segment offset in the file */
+	size_t arena_off, arena_len;	/* where in, out and ext live */
+	uint8_t *in, *out;
+	size_t inlen, outlen;		/* out: blocks, then any inline tail */
+	struct zseg_ext {
+		uint32_t len;
+		uint16_t nblocks;
+		bool plain, inlined;
+	} *ext;
+	uint32_t nr_ext;
+	uint16_t tail_len;		/* bytes of the inline tail pcluster */
+	int error;			/* errno; EAGAIN: the file changed */
+	bool read_failed;
+};
+
+/* The workers' compressor contexts (the queue's init_worker/exit_worker). */
+void *kiln_zw_worker_init(void *cfg);
+void kiln_zw_worker_exit(void *ctx);
+/* A job: reads and compresses its segment and the rest of its batch. */
+void kiln_zseg_run(struct kiln_job *job, void *worker_ctx);
+
+#endif

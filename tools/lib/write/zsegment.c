@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "common/profile.h"
+#include "common/util.h"
+#include "source.h"
+#include "zdata.h"
+#include "zseg.h"
+
+struct zworker {
+	const struct kiln_compr_cfg *cfg;
+	void *cctx;
+	uint8_t *scratch;
+	size_t scratchcap;
+	double ratio;			/* input/output of the last fit */
+};
+/*
+ * The ratio guides the search for zstd/deflate and so shapes the extents:
+ * it restarts with every segment, or output would depend on which worker
+ * compressed what before.
+ */
+
+void *kiln_zw_worker_init(void *arg)
+{
+	const struct kiln_compr_cfg *cfg = arg;
+	struct zworker *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->cfg = cfg;
+	w->cctx = cfg->c->create(cfg);
+	w->scratchcap = kiln_zw_segment_size(cfg) * 2 + 65536;
+	w->scratch = cfg->c->compress ? malloc(w->scratchcap) : NULL;
+	if (!w->cctx || (cfg->c->compress && !w->scratch)) {
+		if (w->cctx)
+			cfg->c->destroy(w->cctx);
+		free(w->scratch);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void kiln_zw_worker_exit(void *p)
+{
+	struct zworker *w = p;
+
+	w->cfg->c->destroy(w->cctx);
+	free(w->scratch);
+	free(w);
+}
+
+static void push_ext(struct zseg *s, uint32_t len, uint16_t nblocks,
+		     bool plain, bool inlined)
+{
+	s->ext[s->nr_ext].len = len;
+	s->ext[s->nr_ext].nblocks = nblocks;
+	s->ext[s->nr_ext].inlined = inlined;
+	s->ext[s->nr_ext++].plain = plain;
+}
+
+static void add_ext(struct zseg *s, uint32_t len, uint16_t nblocks, bool plain)
+{
+	push_ext(s, len, nblocks, plain, false);
+	s->outlen += (size_t)nblocks * s->blksz;
+}
+
+static long fit(struct zworker *w, const uint8_t *src, size_t *len,
+		uint8_t *dst, size_t cap)
+{
+	const struct kiln_compressor *c = w->cfg->c;
+
+	if (c->compress_destsize)
+		return c->compress_destsize(w->cctx, src, len, dst, cap,
+					    &w->ratio);
+	return kiln_fit_by_search(c, w->cctx, src, len, dst, cap, w->scratch,
+				  w->scratchcap, &w->ratio);
+}
+
+/* The file's last extent, n bytes already at out + outlen, goes inline. */
+static void add_inline(struct zseg *s, uint32_t len, size_t n, bool plain)
+{
+	push_ext(s, len, 0, plain, true);
+	s->tail_len = (uint16_t)n;
+}
+
+/*
+ * ztailpacking: the rest of the file, rem bytes from src, becomes the
+ * inline tail if it compresses (or, under a block, simply fits) into what
+ * is left of the block after the inode's index (tmax). Returns whether it
+ * did; dst then holds the tail.
+ */
+static bool try_inline(struct zseg *s, struct zworker *w, const uint8_t *src,
+		       size_t rem, uint8_t *dst)
+{
+	uint32_t blksz = s->blksz;
+	uint32_t tmax = blksz - s->inode->zbase % blksz;
+	size_t take = rem;
+	long n = fit(w, src, &take, dst, tmax);
+
+	if (n > 0 && take == rem && (size_t)n < rem) {
+		add_inline(s, (uint32_t)rem, (size_t)n, false);
+		return true;
+	}
+	if (rem > blksz || rem > tmax)
+		return false;
+	memcpy(dst, src, rem);
+	add_inline(s, (uint32_t)rem, rem, true);
+	return true;
+}
+
+/* Stores up to nblocks blocks of input as plain (uncompressed) extents. */
+static size_t store_plain(struct zseg *s, size_t pos, size_t nblocks)
+{
+	uint32_t blksz = s->blksz;
+	size_t start = pos;
+
+	while (nblocks-- && pos < s->inlen) {
+		uint8_t *dst = s->out + s->outlen;
+		size_t take = s->inlen - pos < blksz ? s->inlen - pos : blksz;
+
+		memcpy(dst, s->in + pos, take);
+		memset(dst + take, 0, blksz - take);
+		add_ext(s, (uint32_t)take, 1, true);
+		pos += take;
+	}
+	return pos - start;
+}
+
+/*
+ * Cuts one segment into extents. An extent is compressed only if that saves
+ * at least a block; otherwise its input is stored as plain blocks. An extent
+ * starting in the file's last lcluster is always plain (the kernel wants
+ * every compressed extent to reach into a following lcluster), unless it is
+ * the inline tail.
+ */
+/*
+ * Workers read their own input: the copy from the page cache is the main
+ * thread's biggest cost otherwise, and it would cap the speed-up.
+ */
+static int read_segment(struct zseg *s)
+{
+	int fd = kiln_src_open(s->inode);
+	ssize_t n;
+
+	s->read_failed = true;
+	if (fd < 0) {
+		s->error = errno;
+		return -1;
+	}
+	n = pread_all(fd, s->in, s->inlen, s->start);
+	s->error = n < 0 ? errno : (size_t)n != s->inlen ||
+		   !kiln_src_unchanged(s->inode, fd) ? EAGAIN : 0;
+	close(fd);
+	s->read_failed = s->error != 0;
+	return s->error ? -1 : 0;
+}
+
+static void compress_segment(struct zseg *s, struct zworker *w)
+{
+	uint32_t blksz = s->blksz;
+	uint64_t isize = s->inode->size, lastlc = (isize - 1) / blksz;
+	bool tailseg = w && w->cfg->tailpacking && s->start + s->inlen == isize;
+	size_t pos = 0;
+	uint64_t t0;
+
+	if (!w) {
+		s->error = ENOMEM;
+		return;
+	}
+	t0 = kiln_prof_start();
+	if (read_segment(s))
+		return;
+	t0 = kiln_prof_add(KILN_PROF_READ, t0);
+	w->ratio = 3.0;
+	while (pos < s->inlen) {
+		size_t rem = s->inlen - pos, take = rem;
+		uint8_t *dst = s->out + s->outlen;
+		long n = 0;
+		bool last = (s->start + pos) / blksz == lastlc;
+
+		/*
+		 * A tail that may compress into the rest of a block: only
+		 * near the end, so few pclusters pay for a try.
+		 */
+		if (tailseg && rem <= 8 * (size_t)blksz &&
+		    try_inline(s, w, s->in + pos, rem, dst))
+			break;
+		if (rem > blksz && !last) {
+			n = fit(w, s->in + pos, &take, dst, w->cfg->pclustersize);
+			if (n < 0) {
+				s->error = EIO;
+				return;
+			}
+		}
+		if (n > 0 && round_up((uint64_t)n, blksz) < take) {
+			uint32_t nb = (uint32_t)(round_up((uint64_t)n, blksz) / blksz);
+			size_t pad = (size_t)nb * blksz - (size_t)n;
+
+			/* 0PADDING: the stream ends where its pcluster ends */
+			memmove(dst + pad, dst, (size_t)n);
+			memset(dst, 0, pad);
+			add_ext(s, (uint32_t)take, (uint16_t)nb, false);
+			pos += take;
+		} else {
+			/*
+			 * The whole window tried did not save a block: store it
+			 * plain rather than retry from the next block, which
+			 * costs a compression per block on incompressible data
+			 * (3x the time for lz4hc, same image size).
+			 */
+			pos += store_plain(s, pos, n > 0 && take > blksz ?
+						 take / blksz : 1);
+		}
+	}
+	kiln_prof_add(KILN_PROF_COMPRESS, t0);
+}
+
+void kiln_zseg_run(struct kiln_job *job, void *ctx)
+{
+	for (struct zseg *s = (struct zseg *)job; s; s = s->batch_next)
+		compress_segment(s, ctx);
+}
