@@ -20,3 +20,11 @@ corpus_linux() {
 	touch "$BENCH/linux.done"
 }
 
+
+# Many small files (bench/smallfiles.py): generated, so nothing to download.
+corpus_smallfiles() {
+	[ -f "$BENCH/smallfiles.done" ] && return
+	rm -rf "$BENCH/smallfiles"
+	python3 bench/smallfiles.py "$BENCH/smallfiles"
+	touch "$BENCH/smallfiles.done"
+}

@@ -3,13 +3,17 @@
 # from Debian's archive, next to Debian's mkfs.erofs 1.5, mksquashfs and any
 # ANCHOR_MKFS=PATH (e.g. a hand-built erofs-utils 1.9.3). Writes markdown
 # tables to bench/results/. Slow by nature: a benchmark, never a test.
+# Every Kiln run also reports where its time went (KILN_PROFILE=1);
+# BEFORE_MKFS=PATH adds an older Kiln build's rows and profile, for
+# BEFORE_ALGS (default: all but lzma).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH=out/bench
 RESULTS=bench/results
 KILN=$PWD/out/x86_64/bin/mkfs.erofs
 REPEAT=${REPEAT:-1}
-CORPORA=${CORPORA:-rootfs linux}
+CORPORA=${CORPORA:-rootfs linux smallfiles}
+BEFORE_ALGS=${BEFORE_ALGS:-lz4 lz4hc zstd deflate}
 ALGS=${ALGS:-lz4 lz4hc zstd lzma deflate}
 ANCHOR_NAME=${ANCHOR_NAME:-anchor}
 mkdir -p "$BENCH" "$RESULTS"
@@ -23,7 +27,7 @@ measure() {
 	local runs=()
 	for _ in $(seq "$REPEAT"); do
 		rm -f "$out"
-		/usr/bin/time -f '%e %U %S %M' -o "$BENCH/time" "$@" >/dev/null 2>&1 ||
+		/usr/bin/time -f '%e %U %S %M' -o "$BENCH/time" "$@" >/dev/null 2>"$BENCH/stderr" ||
 			{ echo "failed: $*" >&2; return 1; }
 		runs+=("$(awk '{printf "%s %.2f %s", $1, $2 + $3, $4}' "$BENCH/time")")
 	done
@@ -56,6 +60,25 @@ row() {	# row NAME ALG RAW_MBS WORKERS MEASUREMENT SRC_BYTES
 			n, wall, cpu, rss / 1024, size / 1048576, mbs, frac }'
 }
 
+# prof_row NAME: the stage times of the last run (KILN_PROFILE=1's line).
+prof_row() {
+	awk -v n="$1" '/^profile/ {
+		sub(/^[^:]*: /, ""); gsub(/\|/, "")
+		row = "| " n
+		for (i = 2; i <= NF; i += 2) row = row " | " $i
+		print row " |" }' "$BENCH/stderr"
+}
+
+# kiln_rows LABEL BIN ALG RAW SRC BYTES CORPUS: w1 and w2 rows plus profiles.
+kiln_rows() {
+	local label=$1 bin=$2 alg=$3 raw=$4 src=$5 bytes=$6 c=$7 img=$BENCH/img
+	for w in 1 2; do
+		row "$label $alg -C64K w$w" "$alg" "$raw" "$w" \
+		    "$(KILN_PROFILE=1 measure "$img" "$bin" --quiet -z "$alg" -C 65536 --workers=$w "$img" "$src")" "$bytes" >> "$RESULTS/$c.md"
+		prof_row "$label $alg w$w" >> "$BENCH/$c.prof"
+	done
+}
+
 bench_corpus() {
 	local c=$1 src=$BENCH/$1 tarf=$BENCH/$1.tar img=$BENCH/img
 	local bytes raw out=$RESULTS/$c.md
@@ -73,12 +96,13 @@ bench_corpus() {
 		echo "| tool | wall s | cpu s | max RSS MiB | image MiB | MB/s | of raw x workers |"
 		echo "|---|---|---|---|---|---|---|"
 	} > "$out"
+	: > "$BENCH/$c.prof"
 	for alg in $ALGS; do
 		raw=$(awk -v a="$alg" 'index($1, a) == 1 && (a != "lz4" || $1 == "lz4") {print $2}' "$BENCH/$c.raw")
-		for w in 1 2; do
-			row "kiln $alg -C64K w$w" "$alg" "$raw" "$w" \
-			    "$(measure "$img" "$KILN" --quiet -z "$alg" -C 65536 --workers=$w "$img" "$src")" "$bytes" >> "$out"
-		done
+		kiln_rows kiln "$KILN" "$alg" "$raw" "$src" "$bytes" "$c"
+		if [ -n "${BEFORE_MKFS:-}" ] && echo " $BEFORE_ALGS " | grep -q " $alg "; then
+			kiln_rows "kiln before" "$BEFORE_MKFS" "$alg" "$raw" "$src" "$bytes" "$c"
+		fi
 		if [ "$alg" = lz4hc ]; then
 			row "kiln lz4hc -C4K w2" "$alg" "$raw" 2 \
 			    "$(measure "$img" "$KILN" --quiet -z lz4hc -C 4096 --workers=2 "$img" "$src")" "$bytes" >> "$out"
@@ -99,6 +123,18 @@ bench_corpus() {
 			    "$(measure "$img" mksquashfs "$src" "$img" -noappend -quiet -no-progress -b 65536 -processors $p $(squash_comp "$alg"))" "$bytes" >> "$out"
 		done
 	done
+	{
+		echo
+		echo "Where Kiln's time goes (KILN_PROFILE=1), in seconds. Main thread (wall):"
+		echo "walk the tree, layout, queue jobs, wait for the oldest, place (write"
+		echo "compressed data, index inodes), copy (flat files, when the main thread"
+		echo "did it), meta (directories, inodes, superblock, fsync). Workers (summed):"
+		echo "read sources, compress, flat (copy uncompressed files)."
+		echo
+		echo "| run | walk | layout | queue | wait | place | copy | meta | read | compress | flat |"
+		echo "|---|---|---|---|---|---|---|---|---|---|---|"
+		cat "$BENCH/$c.prof"
+	} >> "$out"
 	rm -f "$img"
 }
 
@@ -173,7 +209,7 @@ fi
 	echo "bytes / wall time. Kiln's time includes fsync of the image; others do not sync."
 	echo
 	# corpora measured by earlier runs (CORPORA=...) stay in the summary
-	for c in rootfs linux bigfile; do
+	for c in rootfs linux smallfiles bigfile; do
 		[ -f "$RESULTS/$c.md" ] && { cat "$RESULTS/$c.md"; echo; }
 	done
 } > "$RESULTS/mkfs.md"
