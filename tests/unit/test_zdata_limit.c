@@ -64,7 +64,7 @@ static int write_at(uint64_t first_blk, uint64_t *end)
 	kiln_zmeta_init(&zmeta, 512);
 	CHECK(kiln_wq_start(&wq, 2, kiln_zw_worker_init, kiln_zw_worker_exit,
 			    &cfg) == 0);
-	zw = kiln_zw_start(&cfg, &wq, fd, img, 9, first_blk, &zmeta);
+	zw = kiln_zw_start(&cfg, &wq, NULL, fd, img, 9, first_blk, &zmeta);
 	CHECK(zw != NULL);
 	ret = kiln_zw_add(zw, &in);
 	if (kiln_zw_finish(zw, end))

@@ -34,7 +34,7 @@ struct writer {
 	struct kiln_zmeta zmeta;	/* compressed inodes, after the data */
 	struct kiln_flat flat;		/* uncompressed data, by the workers */
 	struct kiln_workqueue wq;	/* reads, compresses, copies */
-	struct kiln_writeback wb;	/* of the flat data */
+	struct kiln_writeback wb;	/* of all data, flat and compressed */
 	uint64_t end_blk;		/* first block after all data */
 };
 
@@ -194,7 +194,7 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 	w->end_blk = l->total_blocks;
 	w->wb = (struct kiln_writeback){ .fd = w->fd, .wq = &w->wq };
 	if (o->compress)
-		zw = kiln_zw_start(&o->compr, &w->wq, w->fd, w->image,
+		zw = kiln_zw_start(&o->compr, &w->wq, &w->wb, w->fd, w->image,
 				   l->blkszbits, l->total_blocks, &w->zmeta);
 	for (uint32_t i = 0; i < l->nr && !ret; i++) {
 		struct kiln_inode *in = l->order[i];

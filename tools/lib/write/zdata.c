@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -48,7 +47,7 @@ struct kiln_zwriter {
 	struct zseg *batch, *batch_tail; /* segments not yet queued */
 	unsigned int batch_len;
 	size_t batch_bytes;
-	struct kiln_writeback wb;
+	struct kiln_writeback *wb;	/* the image's, shared with flat data */
 };
 
 /*
@@ -100,7 +99,8 @@ static long arena_take(struct kiln_zwriter *zw, size_t n)
 }
 
 struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
-				   struct kiln_workqueue *wq, int fd,
+				   struct kiln_workqueue *wq,
+				   struct kiln_writeback *wb, int fd,
 				   const char *image, unsigned int blkszbits,
 				   uint64_t first_blk, struct kiln_zmeta *zmeta)
 {
@@ -109,7 +109,7 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 
 	zw->cfg = cfg;
 	zw->wq = wq;
-	zw->wb = (struct kiln_writeback){ .fd = fd, .wq = wq };
+	zw->wb = wb;
 	zw->fd = fd;
 	zw->image = image;
 	zw->blkszbits = blkszbits;
@@ -274,7 +274,8 @@ static int retire_one(struct kiln_zwriter *zw)
 		kiln_err("%s: write failed: %s", zw->image, strerror(errno));
 		ret = -1;
 	}
-	kiln_writeback_add(&zw->wb, s->outlen);
+	if (zw->wb)
+		kiln_writeback_add(zw->wb, s->outlen);
 	for (uint32_t i = 0; i < s->nr_ext && !ret; i++) {
 		if (f->nr_ext == f->cap_ext) {
 			f->cap_ext = f->cap_ext ? f->cap_ext * 2 : 16;

@@ -11,14 +11,17 @@
 
 #include "common/workqueue.h"
 #include "compress/compress.h"
+#include "writeback.h"
 #include "inode.h"
 #include "zmap.h"
 #include "zmeta.h"
 
 struct kiln_zwriter;
 
+/* wb (may be NULL) counts the compressed data written, for writeback. */
 struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
-				   struct kiln_workqueue *wq, int fd,
+				   struct kiln_workqueue *wq,
+				   struct kiln_writeback *wb, int fd,
 				   const char *image, unsigned int blkszbits,
 				   uint64_t first_blk, struct kiln_zmeta *zmeta);
 /* Queues a file; its inode is placed in zmeta once all of it is done. */
