@@ -195,12 +195,33 @@ static void fixed_sequence(void)
 	meta_alloc_free(&a);
 }
 
+/* Inodes that end one block with their tail in the next. */
+static void straddles(void)
+{
+	struct meta_alloc a;
+
+	meta_alloc_init(&a, 4096, 1152);
+	/* room at the end of block 0: the tail opens block 1 */
+	CHECK(meta_alloc_straddle(&a, 64, 4035) == 4096 - 64);
+	CHECK(a.end == 8160);
+	/* 32 bytes left in block 1: a new block 2, its start left free */
+	CHECK(meta_alloc_straddle(&a, 76, 4000) == 12288 - 64);
+	CHECK(a.end == 12288 + 12 + 4000 + 20);
+	/* the free starts: block 2's (4032 bytes), then block 0's (2880) */
+	CHECK(meta_alloc_record(&a, 2900) == 8192);
+	CHECK(meta_alloc_record(&a, 2880) == 1152);
+	CHECK(meta_alloc_record(&a, 40) == 16320);
+	CHECK(a.end == 16384);
+	meta_alloc_free(&a);
+}
+
 int main(void)
 {
 	static const uint64_t starts[] = { 0, 1152, 1152 + 20, 4096 + 32 };
 
 	rng_state = 42;
 	fixed_sequence();
+	straddles();
 	for (uint32_t blksz = 512; blksz <= 4096; blksz *= 2)
 		for (unsigned int s = 0; s < 4; s++)
 			for (unsigned int rep = 0; rep < 6; rep++)
