@@ -49,7 +49,7 @@ static void make_source(struct kiln_inode *in)
 static int write_at(uint64_t first_blk, uint64_t *end)
 {
 	struct kiln_compr_cfg cfg = { 0 };
-	struct kiln_zmeta zmeta;
+	struct kiln_records recs;
 	struct kiln_inode in = { 0 };
 	struct kiln_zwriter *zw;
 	struct kiln_workqueue wq;
@@ -61,17 +61,17 @@ static int write_at(uint64_t first_blk, uint64_t *end)
 	make_source(&in);
 	CHECK(kiln_compr_parse("lz4", &cfg) == 0);
 	kiln_compr_finish_cfg(&cfg, 512);
-	kiln_zmeta_init(&zmeta, 512);
+	kiln_records_init(&recs, 512);
 	CHECK(kiln_wq_start(&wq, 2, kiln_zw_worker_init, kiln_zw_worker_exit,
 			    &cfg) == 0);
-	zw = kiln_zw_start(&cfg, &wq, NULL, fd, img, 9, first_blk, &zmeta);
+	zw = kiln_zw_start(&cfg, &wq, NULL, fd, img, 9, first_blk, &recs);
 	CHECK(zw != NULL);
 	ret = kiln_zw_add(zw, &in);
 	if (kiln_zw_finish(zw, end))
 		ret = -1;
 	kiln_wq_drain(&wq);
 	kiln_wq_stop(&wq);
-	kiln_zmeta_free(&zmeta);
+	kiln_records_free(&recs);
 	close(fd);
 	unlink(img);
 	unlink(src);

@@ -51,9 +51,8 @@ int kiln_flat_emit(const struct kiln_flat *f, const struct kiln_inode *in,
 		size_t n;
 
 		if (off >= blkbytes) {
-			memcpy(f->meta + (in->nid << EROFS_ISLOT_BITS) +
-			       kiln_inode_base_size(in) + (off - blkbytes),
-			       p, len);
+			memcpy(in->rec + kiln_inode_base_size(in) +
+			       (off - blkbytes), p, len);
 			return 0;
 		}
 		/* one block at a time, so zero blocks can be skipped */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Flat data: uncompressed files, symlinks and directories go to the blocks
- * the layout gave them, with a partial last block inline after the inode
- * when it fits. Every position is known before a byte is written, so
+ * the layout gave them, with a partial last block inline in the inode's
+ * record (in->rec) when it fits. Every position is known before a byte is written, so
  * regular files are copied by the workers, in any order.
  */
 #ifndef KILN_WRITE_FLAT_H
@@ -19,7 +19,6 @@ struct kiln_flat {
 	int fd;
 	const char *image;
 	uint32_t blksz;
-	uint8_t *meta;			/* the first metadata area */
 	/*
 	 * A new file reads zeros where nothing was written, so zero blocks
 	 * and holes are skipped; a block device holds an older image's

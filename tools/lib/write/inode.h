@@ -53,9 +53,10 @@ struct kiln_inode {
 	uint32_t zblocks;		/* compressed: blocks of its pclusters */
 	uint32_t zbase;			/* compressed: inode, xattrs and index */
 	bool compressed;
-	bool in_zmeta;			/* placed in the second metadata area */
 	uint32_t inline_size;		/* tail bytes after xattrs or index */
 	bool ordered;			/* layout: already given a place */
+	uint8_t *rec;			/* where its record is built */
+	uint32_t rec_size;		/* of the record; compressed: once done */
 };
 
 struct kiln_tree {

@@ -109,55 +109,30 @@ static void prepare_compressed(struct kiln_inode *in, uint32_t base,
 	in->inline_size = 0;
 }
 
-/* Decides the inode's layout; returns its record's size in this area. */
-static uint32_t prepare_inode_record(struct kiln_inode *in, uint32_t blksz,
-				     const struct kiln_compr_cfg *cfg)
+/*
+ * Decides the inode's layout and, unless it is compressed (its record is
+ * sized once its data is), its record's size.
+ */
+static void prepare_inode_record(struct kiln_inode *in, uint32_t blksz,
+				 const struct kiln_compr_cfg *cfg,
+				 bool may_straddle)
 {
 	uint32_t base = kiln_inode_isize(in) + in->xattr_isize;
 	uint32_t tail = has_blocks(in) ? (uint32_t)(in->size % blksz) : 0;
 
+	in->rec_size = 0;
 	if (in->compressed) {
 		prepare_compressed(in, base,
 				   (unsigned int)__builtin_ctz(blksz), cfg);
-		return 0;	/* placed in the second area, later */
+		return;
 	}
 	in->datalayout = EROFS_INODE_FLAT_PLAIN;
 	in->inline_size = 0;
-	if (tail && base + tail <= blksz) {
+	if (kiln_tail_inlines(base, tail, blksz, may_straddle)) {
 		in->datalayout = EROFS_INODE_FLAT_INLINE;
 		in->inline_size = tail;
 	}
-	return base + in->inline_size;
-}
-
-static void place_record(struct meta_alloc *a, struct kiln_inode *in,
-			 uint32_t size)
-{
-	in->nid = meta_alloc_record(a, size) >> EROFS_ISLOT_BITS;
-}
-
-/*
- * Records of more than half a block go first, each opening a block whose
- * rest the smaller ones then fill (best fit, in tree order): placed in tree
- * order alone, a big record often found no room and left a gap behind.
- */
-static int size_class(uint32_t size, uint32_t blksz)
-{
-	return size > blksz / 2 ? 0 : size > blksz / 4 ? 1 : size > blksz / 8 ? 2 : 3;
-}
-
-static void place_records(struct meta_alloc *a, struct kiln_layout *l,
-			  const struct kiln_compr_cfg *cfg)
-{
-	uint32_t *size = xmalloc(l->nr * sizeof(*size));
-
-	for (uint32_t i = 1; i < l->nr; i++)
-		size[i] = prepare_inode_record(l->order[i], a->blksz, cfg);
-	for (int pass = 0; pass < 4; pass++)
-		for (uint32_t i = 1; i < l->nr; i++)
-			if (size[i] && size_class(size[i], a->blksz) == pass)
-				place_record(a, l->order[i], size[i]);
-	free(size);
+	in->rec_size = base + in->inline_size;
 }
 
 int kiln_err_too_large(unsigned int blkszbits)
@@ -229,20 +204,18 @@ int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
 		prepare_inode(t->inodes[i], l, cfg != NULL);
 	order_inodes(t, l);
 
-	/* metadata starts right after the superblock; root first (16-bit nid) */
+	for (uint32_t i = 0; i < l->nr; i++)
+		prepare_inode_record(l->order[i], l->blksz, cfg, i > 0);
+	/* the root's record right after the superblock (a 16-bit nid) */
 	meta_alloc_init(&a, l->blksz, EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE +
 			kiln_compr_cfgs_encode(cfg, blkszbits, NULL));
-	place_record(&a, l->order[0],
-		     prepare_inode_record(l->order[0], l->blksz, cfg));
+	t->root->nid = meta_alloc_record(&a, t->root->rec_size) >>
+		       EROFS_ISLOT_BITS;
 	if (pool->size) {
 		l->pool_pos = meta_alloc_contiguous(&a, pool->size);
 		kiln_xattr_pool_place(pool, l->pool_pos);
 	}
-	place_records(&a, l, cfg);
 	l->meta_blocks = (a.end + l->blksz - 1) / l->blksz;
-	kiln_info(2, "metadata: %llu bytes of records in %llu blocks",
-		  (unsigned long long)a.used,
-		  (unsigned long long)l->meta_blocks);
 	meta_alloc_free(&a);
 	if (t->root->nid > UINT16_MAX) {
 		kiln_err("root inode nid %llu does not fit 16 bits",

@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Layout: decides where everything goes before a byte is written, except
- * compressed inodes. The metadata area (superblock, inodes with their xattrs
- * and inline tails, the shared xattr pool) fills blocks from the start of
- * the image; flat data blocks follow it, then compressed data, then a second
- * metadata area with the compressed inodes, placed as their data is done
- * (their inline tails are known only then). Nids reach both areas
- * (meta_blkaddr is 0). All decisions depend only on the tree, so the image
- * is reproducible.
+ * Layout: decides what can be decided before a byte is written. The head
+ * of the image holds the superblock, the root's record (its nid is 16-bit)
+ * and the shared xattr pool; flat data blocks follow it, then compressed
+ * data, then every other inode record (records.h), packed once the
+ * compressed ones are sized. Nids are absolute (meta_blkaddr is 0). All
+ * decisions depend only on the tree, so the image is reproducible.
  */
 #ifndef KILN_LAYOUT_H
 #define KILN_LAYOUT_H
@@ -22,7 +20,7 @@ struct kiln_layout {
 	uint64_t epoch;			/* mtime of compact inodes */
 	uint32_t fixed_nsec;
 	uint64_t pool_pos;		/* byte offset of the shared xattr pool */
-	uint64_t meta_blocks;		/* blocks [0, meta_blocks) hold metadata */
+	uint64_t meta_blocks;		/* blocks [0, meta_blocks): the head */
 	uint64_t total_blocks;		/* end of flat data; compressed follows */
 	struct kiln_inode **order;	/* inodes in nid order, root first */
 	uint32_t nr;
@@ -43,6 +41,21 @@ uint32_t kiln_inode_isize(const struct kiln_inode *in);
 static inline uint32_t kiln_inode_base_size(const struct kiln_inode *in)
 {
 	return kiln_inode_isize(in) + in->xattr_isize;
+}
+
+/*
+ * Whether a flat inode's partial last block (tail bytes) goes inline after
+ * its inode and xattrs (base bytes): the tail must lie in one block. With
+ * the inode in that block too, base + tail <= blksz; a record may also
+ * straddle two blocks (meta_alloc_straddle), which needs only
+ * base % 32 + tail <= blksz (and base < blksz). The root's record is kept whole.
+ */
+static inline bool kiln_tail_inlines(uint32_t base, uint32_t tail,
+				     uint32_t blksz, bool may_straddle)
+{
+	return tail && (base + tail <= blksz ||
+			(may_straddle && base < blksz &&
+			 base % 32 + tail <= blksz));
 }
 
 /* "image too large" with the limit for this block size; returns -1. */

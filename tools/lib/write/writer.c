@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Writes metadata into in-memory copies of the two metadata areas and file
- * data straight to its blocks: flat files first, then compressed ones, then
- * directories (whose entries need the nids of compressed inodes, known only
- * once those are placed); the metadata goes out last, superblock and
- * checksum included. All-zero data blocks are not written, so sparse
+ * Writes file data straight to its blocks (flat files by the workers,
+ * compressed ones in order) while inode records are staged in memory; then
+ * packs the records after the data, which gives every inode its nid, and
+ * writes directories (their entries need those nids), the records, and
+ * last the head: superblock, checksum, root record and xattr pool. All-zero data blocks are not written, so sparse
  * sources give sparse images (the blocks still read as zeros).
  */
 #include <errno.h>
@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "dir.h"
 #include "flat.h"
+#include "records.h"
 #include "writeback.h"
 #include "format/erofs_fs.h"
 #include "format/le.h"
@@ -30,20 +31,13 @@ struct writer {
 	int fd;
 	const char *image;
 	const struct kiln_layout *l;
-	uint8_t *meta;			/* meta_blocks * blksz bytes */
-	struct kiln_zmeta zmeta;	/* compressed inodes, after the data */
+	uint8_t *head;			/* meta_blocks * blksz bytes */
+	struct kiln_records recs;	/* every other record, after the data */
 	struct kiln_flat flat;		/* uncompressed data, by the workers */
 	struct kiln_workqueue wq;	/* reads, compresses, copies */
 	struct kiln_writeback wb;	/* of all data, flat and compressed */
 	uint64_t end_blk;		/* first block after all data */
 };
-
-static uint8_t *inode_ptr(const struct writer *w, const struct kiln_inode *in)
-{
-	if (in->in_zmeta)
-		return kiln_zmeta_ptr(&w->zmeta, in->nid);
-	return w->meta + (in->nid << EROFS_ISLOT_BITS);
-}
 
 /* Symlinks and directories: in memory already, written in place. */
 static int write_node(struct writer *w, const struct kiln_inode *in)
@@ -61,9 +55,9 @@ static int write_node(struct writer *w, const struct kiln_inode *in)
 	return ret;
 }
 
-static void encode_inode(struct writer *w, const struct kiln_inode *in)
+static void encode_inode(const struct kiln_inode *in)
 {
-	uint8_t *p = inode_ptr(w, in);
+	uint8_t *p = in->rec;
 	uint16_t icount = in->xattr_isize ?
 			  (uint16_t)((in->xattr_isize - 12) / 4 + 1) : 0;
 	uint16_t format = (uint16_t)(in->extended |
@@ -109,13 +103,14 @@ static void fnv(uint64_t h[2], const uint8_t *p, size_t n)
 			h[k] = (h[k] ^ p[i]) * 0x100000001b3ull;
 }
 
-/* 128 bits of FNV-1a over the metadata: a stable id for a stable tree. */
-static void derive_uuid(const struct writer *w, uint8_t uuid[16])
+static void hash_seen(void *h, const uint8_t *p, size_t n)
 {
-	uint64_t h[2] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
+	fnv(h, p, n);
+}
 
-	fnv(h, w->meta, (size_t)w->l->meta_blocks * w->l->blksz);
-	fnv(h, w->zmeta.buf, (size_t)kiln_zmeta_size(&w->zmeta));
+/* 128 bits of FNV-1a over the metadata: a stable id for a stable tree. */
+static void derive_uuid(const uint64_t h[2], uint8_t uuid[16])
+{
 	for (int i = 0; i < 16; i++)
 		uuid[i] = (uint8_t)(h[i / 8] >> (8 * (i % 8)));
 	uuid[6] = (uuid[6] & 0x0f) | 0x80;	/* RFC 9562 version 8 */
@@ -140,11 +135,14 @@ static void set_compression(struct erofs_super_block *sb, uint8_t *meta,
 	}
 }
 
-static int write_superblock(struct writer *w, const struct kiln_tree *t,
-			    const struct kiln_mkfs_opts *o)
+/* The superblock, but for its checksum and a derived uuid. */
+static int fill_superblock(struct writer *w, const struct kiln_tree *t,
+			   const struct kiln_mkfs_opts *o,
+			   struct erofs_super_block *sb)
 {
 	const struct kiln_layout *l = w->l;
-	struct erofs_super_block sb = {
+
+	*sb = (struct erofs_super_block){
 		.magic = EROFS_SUPER_MAGIC,
 		.feature_compat = EROFS_FEATURE_COMPAT_SB_CHKSUM |
 				  EROFS_FEATURE_COMPAT_MTIME,
@@ -155,33 +153,93 @@ static int write_superblock(struct writer *w, const struct kiln_tree *t,
 		.fixed_nsec = l->fixed_nsec,
 		.blocks = (uint32_t)w->end_blk,	/* checked: <= EROFS_MAX_BLOCKS */
 	};
-	uint8_t *sbp = w->meta + EROFS_SUPER_OFFSET;
-
-	memcpy(sb.volume_name, o->label, sizeof(sb.volume_name));
-	set_compression(&sb, w->meta, o, l->blkszbits);
+	memcpy(sb->volume_name, o->label, sizeof(sb->volume_name));
+	set_compression(sb, w->head, o, l->blkszbits);
 	if (o->uuid_mode == KILN_UUID_GIVEN)
-		memcpy(sb.uuid, o->uuid, 16);
+		memcpy(sb->uuid, o->uuid, 16);
 	else if (o->uuid_mode == KILN_UUID_RANDOM &&
-		 getrandom(sb.uuid, 16, 0) != 16)
+		 getrandom(sb->uuid, 16, 0) != 16)
 		return kiln_err("cannot get random bytes: %s", strerror(errno)), -1;
 	if (o->uuid_mode == KILN_UUID_RANDOM) {
-		sb.uuid[6] = (sb.uuid[6] & 0x0f) | 0x40;
-		sb.uuid[8] = (sb.uuid[8] & 0x3f) | 0x80;
+		sb->uuid[6] = (sb->uuid[6] & 0x0f) | 0x40;
+		sb->uuid[8] = (sb->uuid[8] & 0x3f) | 0x80;
 	}
+	return 0;
+}
+
+/*
+ * Inodes, then the records after the data, then the head. A derived uuid
+ * hashes the head (superblock without uuid) and then the records as they
+ * go out, so the area is never held twice.
+ */
+static int write_metadata(struct writer *w, const struct kiln_tree *t,
+			  const struct kiln_mkfs_opts *o)
+{
+	const struct kiln_layout *l = w->l;
+	size_t headsize = (size_t)l->meta_blocks * l->blksz;
+	uint8_t *sbp = w->head + EROFS_SUPER_OFFSET;
+	uint64_t h[2] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
+	bool derive = o->uuid_mode == KILN_UUID_DERIVED;
+	struct erofs_super_block sb;
+
+	for (uint32_t i = 0; i < l->nr; i++)
+		encode_inode(l->order[i]);
+	if (fill_superblock(w, t, o, &sb))
+		return -1;
 	erofs_sb_encode(sbp, &sb);
-	if (o->uuid_mode == KILN_UUID_DERIVED) {
-		derive_uuid(w, sb.uuid);
-		erofs_sb_encode(sbp, &sb);
-	}
+	if (derive)
+		fnv(h, w->head, headsize);
+	if (kiln_records_write(&w->recs, l->order, l->nr, w->fd,
+			       derive ? hash_seen : NULL, h))
+		goto fail;
+	if (derive)
+		derive_uuid(h, sb.uuid);
+	erofs_sb_encode(sbp, &sb);
 	sb.checksum = erofs_sb_checksum(sbp, l->blkszbits);
 	erofs_sb_encode(sbp, &sb);
+	if (pwrite_all(w->fd, w->head, headsize, 0) ||
+	    /* a file ends where the image does; a device keeps its size */
+	    (!w->flat.zero_fill &&
+	     ftruncate(w->fd, (off_t)(w->end_blk * l->blksz))) ||
+	    fsync(w->fd))
+		goto fail;
+	return 0;
+fail:
+	kiln_err("%s: write failed: %s", w->image, strerror(errno));
+	return -1;
+}
+
+/* Stages every flat record; compressed ones are staged once compressed. */
+static void stage_records(struct writer *w)
+{
+	const struct kiln_layout *l = w->l;
+
+	l->order[0]->rec = w->head + (l->order[0]->nid << EROFS_ISLOT_BITS);
+	for (uint32_t i = 1; i < l->nr; i++)
+		if (!l->order[i]->compressed)
+			kiln_records_stage(&w->recs, l->order[i],
+					   l->order[i]->rec_size);
+}
+
+/* After the data: every record gets its place (and nid). */
+static int pack_records(struct writer *w)
+{
+	const struct kiln_layout *l = w->l;
+
+	kiln_records_pack(&w->recs, l->order, l->nr, w->end_blk);
+	w->end_blk += w->recs.size >> l->blkszbits;
+	if (w->end_blk > EROFS_MAX_BLOCKS)
+		return kiln_err_too_large(l->blkszbits);
+	kiln_info(2, "metadata: %llu bytes of records in %llu blocks",
+		  (unsigned long long)w->recs.used,
+		  (unsigned long long)(w->recs.size >> l->blkszbits));
 	return 0;
 }
 
 /*
  * Data first: compressed files through the zwriter, in order; regular
  * flat files copied by the workers, in any order (their blocks are known).
- * Then the second metadata area after the data, then directories, which
+ * Then the records are packed after the data, then directories, which
  * can now name every nid.
  */
 static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
@@ -195,7 +253,7 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 	w->wb = (struct kiln_writeback){ .fd = w->fd, .wq = &w->wq };
 	if (o->compress)
 		zw = kiln_zw_start(&o->compr, &w->wq, &w->wb, w->fd, w->image,
-				   l->blkszbits, l->total_blocks, &w->zmeta);
+				   l->blkszbits, l->total_blocks, &w->recs);
 	for (uint32_t i = 0; i < l->nr && !ret; i++) {
 		struct kiln_inode *in = l->order[i];
 
@@ -223,10 +281,7 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 	if (ret || atomic_load(&w->flat.failed))
 		return -1;
 	t0 = kiln_prof_start();
-	kiln_zmeta_relocate(&w->zmeta, w->end_blk, l->order, l->nr);
-	w->end_blk += kiln_zmeta_size(&w->zmeta) >> l->blkszbits;
-	if (w->end_blk > EROFS_MAX_BLOCKS)
-		return kiln_err_too_large(l->blkszbits);
+	ret = pack_records(w);
 	for (uint32_t i = 0; i < l->nr && !ret; i++)
 		if (S_ISDIR(l->order[i]->mode))
 			ret = write_node(w, l->order[i]);
@@ -239,20 +294,20 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 		     const struct kiln_layout *l,
 		     const struct kiln_mkfs_opts *o)
 {
-	size_t metasize = (size_t)l->meta_blocks * l->blksz;
 	struct writer w = { .fd = fd, .image = image, .l = l };
 	struct stat st;
 	uint64_t t0;
 	int ret = -1;
 
-	w.meta = xcalloc(1, metasize);
+	w.head = xcalloc(1, (size_t)l->meta_blocks * l->blksz);
 	w.flat = (struct kiln_flat){
-		.fd = fd, .image = image, .blksz = l->blksz, .meta = w.meta,
+		.fd = fd, .image = image, .blksz = l->blksz,
 		.zero_fill = fstat(fd, &st) || !S_ISREG(st.st_mode),
 	};
-	kiln_zmeta_init(&w.zmeta, l->blksz);
+	kiln_records_init(&w.recs, l->blksz);
+	stage_records(&w);
 	if (pool->size)
-		kiln_xattr_pool_encode(pool, w.meta + l->pool_pos);
+		kiln_xattr_pool_encode(pool, w.head + l->pool_pos);
 	if (kiln_wq_start(&w.wq, o->workers,
 			  o->compress ? kiln_zw_worker_init : NULL,
 			  o->compress ? kiln_zw_worker_exit : NULL,
@@ -262,25 +317,11 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 	kiln_wq_stop(&w.wq);
 	if (ret)
 		goto out;
-	ret = -1;
 	t0 = kiln_prof_start();
-	for (uint32_t i = 0; i < l->nr; i++)
-		encode_inode(&w, l->order[i]);
-	if (write_superblock(&w, t, o))
-		goto out;
-	if (pwrite_all(fd, w.meta, metasize, 0) ||
-	    pwrite_all(fd, w.zmeta.buf, kiln_zmeta_size(&w.zmeta),
-		       w.zmeta.start) ||
-	    /* a file ends where the image does; a device keeps its size */
-	    (!w.flat.zero_fill && ftruncate(fd, (off_t)(w.end_blk * l->blksz))) ||
-	    fsync(fd)) {
-		kiln_err("%s: write failed: %s", image, strerror(errno));
-		goto out;
-	}
-	ret = 0;
+	ret = write_metadata(&w, t, o);
 	kiln_prof_add(KILN_PROF_META, t0);
 out:
-	free(w.meta);
-	kiln_zmeta_free(&w.zmeta);
+	free(w.head);
+	kiln_records_free(&w.recs);
 	return ret;
 }

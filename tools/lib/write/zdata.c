@@ -13,7 +13,7 @@
 #include "source.h"
 #include "writeback.h"
 #include "zmap.h"
-#include "zmeta.h"
+#include "records.h"
 #include "zdata.h"
 #include "zseg.h"
 
@@ -39,7 +39,7 @@ struct kiln_zwriter {
 	uint32_t blksz;
 	uint64_t next_blk;		/* 64-bit: checked, never wrapped */
 	uint64_t segsize;
-	struct kiln_zmeta *zmeta;
+	struct kiln_records *recs;
 	struct zseg *ring;		/* in-flight segments, FIFO */
 	unsigned int ring_size, head, count;
 	uint8_t *arena;			/* their buffers, also FIFO */
@@ -102,7 +102,7 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 				   struct kiln_workqueue *wq,
 				   struct kiln_writeback *wb, int fd,
 				   const char *image, unsigned int blkszbits,
-				   uint64_t first_blk, struct kiln_zmeta *zmeta)
+				   uint64_t first_blk, struct kiln_records *recs)
 {
 	struct kiln_zwriter *zw = xcalloc(1, sizeof(*zw));
 	unsigned int workers = wq->nr_threads;
@@ -115,7 +115,7 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 	zw->blkszbits = blkszbits;
 	zw->blksz = 1u << blkszbits;
 	zw->next_blk = first_blk;
-	zw->zmeta = zmeta;
+	zw->recs = recs;
 	zw->segsize = kiln_zw_segment_size(cfg);
 	/*
 	 * Many small files may be in flight at once (so one big segment at
@@ -129,13 +129,13 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 	return zw;
 }
 
-/* Places the inode with its index and inline tail in the second area. */
+/* Stages the inode's record with its index and inline tail. */
 static void place_zinode(struct kiln_zwriter *zw, struct zfile *f)
 {
 	struct kiln_inode *in = f->in;
 	struct kiln_zmap_fmt fmt = kiln_zfmt(zw->cfg, zw->blkszbits,
 					       kiln_inode_base_size(in));
-	uint8_t *p = kiln_zmeta_place(zw->zmeta, in, in->zbase + f->tail_len);
+	uint8_t *p = kiln_records_stage(zw->recs, in, in->zbase + f->tail_len);
 
 	kiln_zmap_encode(p + round_up(kiln_inode_base_size(in), 8), f->ext,
 			   f->nr_ext, in->size, f->tail_len, &fmt);
@@ -146,15 +146,15 @@ static void place_zinode(struct kiln_zwriter *zw, struct zfile *f)
 
 /*
  * Blocks the file would take stored flat, with its partial last block
- * inline in the inode's record when that fits a block.
+ * inline in the inode's record when it can be.
  */
 static uint64_t flat_blocks(const struct kiln_inode *in, uint32_t blksz,
 			    uint32_t *inline_tail)
 {
 	uint32_t tail = (uint32_t)(in->size % blksz);
 
-	*inline_tail = tail && kiln_inode_base_size(in) + tail <= blksz ?
-		       tail : 0;
+	*inline_tail = kiln_tail_inlines(kiln_inode_base_size(in), tail,
+					 blksz, true) ? tail : 0;
 	return in->size / blksz + (tail && !*inline_tail);
 }
 
@@ -190,9 +190,25 @@ static int store_flat(struct kiln_zwriter *zw, struct zfile *f,
 	in->startblk = (uint32_t)zw->next_blk;	/* no higher than before */
 	in->inline_size = tail;
 	zw->next_blk += nblocks;
-	p = kiln_zmeta_place(zw->zmeta, in, kiln_inode_base_size(in) + tail);
+	p = kiln_records_stage(zw->recs, in, kiln_inode_base_size(in) + tail);
 	memcpy(p + kiln_inode_base_size(in), f->raw + body, tail);
 	return 0;
+}
+
+/*
+ * Flat unless compression saves bytes: data blocks plus the record (flat:
+ * inode and inline tail; compressed: inode, index and inline pcluster).
+ * A tie goes flat, which reads without decompressing.
+ */
+static bool flat_pays(const struct kiln_zwriter *zw, const struct zfile *f,
+		      uint64_t flat, uint32_t tail)
+{
+	uint64_t fbytes = (flat << zw->blkszbits) +
+			  kiln_inode_base_size(f->in) + tail;
+	uint64_t zbytes = (f->blocks << zw->blkszbits) + f->in->zbase +
+			  f->tail_len;
+
+	return fbytes <= zbytes;
 }
 
 static int file_done(struct kiln_zwriter *zw, struct zfile *f)
@@ -206,7 +222,7 @@ static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 		uint32_t tail;
 		uint64_t flat = flat_blocks(in, zw->blksz, &tail);
 
-		if (f->raw && flat < f->blocks)
+		if (f->raw && flat_pays(zw, f, flat, tail))
 			ret = store_flat(zw, f, flat, tail);
 		else
 			place_zinode(zw, f);

@@ -14,7 +14,7 @@
 #include "writeback.h"
 #include "inode.h"
 #include "zmap.h"
-#include "zmeta.h"
+#include "records.h"
 
 struct kiln_zwriter;
 
@@ -23,8 +23,8 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 				   struct kiln_workqueue *wq,
 				   struct kiln_writeback *wb, int fd,
 				   const char *image, unsigned int blkszbits,
-				   uint64_t first_blk, struct kiln_zmeta *zmeta);
-/* Queues a file; its inode is placed in zmeta once all of it is done. */
+				   uint64_t first_blk, struct kiln_records *recs);
+/* Queues a file; its record is staged in recs once all of it is done. */
 int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in);
 /* Waits for its jobs (not the queue's others); returns the first block after all compressed data. */
 int kiln_zw_finish(struct kiln_zwriter *zw, uint64_t *end_blk);
