@@ -69,8 +69,10 @@ else
 	put "$ROOT/boot/skel"
 fi
 mkdir -p "$T/proc" "$T/sys" "$T/dev" "$T/run" "$T/tmp" "$T/data" "$T/usr/bin"
-cp "$TOOLS/fsck.erofs" "$TOOLS/mkfs.erofs" "$TOOLS/kiln-bootstate" "$T/usr/bin/"
-chmod 0755 "$T/usr/bin/fsck.erofs" "$T/usr/bin/mkfs.erofs" "$T/usr/bin/kiln-bootstate"
+for p in fsck.erofs mkfs.erofs dump.erofs kiln-bootstate; do
+	cp "$TOOLS/$p" "$T/usr/bin/"
+	chmod 0755 "$T/usr/bin/$p"
+done
 # A/B boards whose boot loader keeps a state on a FAT: rcS marks the slot
 # good once up (usr/libexec/kiln/mark-good), and kiln-install takes signed
 # updates (kiln-update): the board's name, this image's version and the

@@ -45,7 +45,7 @@ AARCH64_TESTS="roundtrip_default roundtrip_small_blocks deterministic cli
 	ota_install ota_refusals ota_unsafe_files"
 QBIN=$PWD/out/aarch64/qemu-bin
 mkdir -p "$QBIN"
-for tool in mkfs.erofs fsck.erofs kiln-bootstate kiln-update kiln-bundle; do
+for tool in mkfs.erofs fsck.erofs dump.erofs kiln-bootstate kiln-update kiln-bundle; do
 	printf '#!/bin/sh\nexec qemu-aarch64-static %s "$@"\n' \
 		"$PWD/out/aarch64/bin/$tool" > "$QBIN/$tool"
 	chmod 755 "$QBIN/$tool"

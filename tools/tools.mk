@@ -4,8 +4,9 @@
 
 LIB_SRCS  := $(wildcard tools/lib/*/*.c)
 LIB_HDRS  := $(wildcard tools/lib/*.h tools/lib/*/*.h)
-PROGRAMS  := mkfs.erofs fsck.erofs kiln-bootstate kiln-update kiln-bundle
+PROGRAMS  := mkfs.erofs fsck.erofs dump.erofs kiln-bootstate kiln-update kiln-bundle
 FSCK_SRCS := $(wildcard tools/fsck/*.c)
+DUMP_SRCS := $(wildcard tools/dump/*.c)
 BOOTSTATE_SRCS := $(wildcard tools/bootstate/*.c)
 # the updates: the bundle format and checks (both programs), the
 # device's installer (with the boot state's library), the host's maker
@@ -34,6 +35,9 @@ $(1)/bin/mkfs.erofs: $(1)/obj/tools/mkfs/main.o $(1)/lib/libkiln.a
 	@mkdir -p $$(dir $$@)
 	$$(Q)$(2) $(3) -o $$@ $$^ $(4)
 $(1)/bin/fsck.erofs: $(FSCK_SRCS:%.c=$(1)/obj/%.o) $(1)/lib/libkiln.a
+	@mkdir -p $$(dir $$@)
+	$$(Q)$(2) $(3) -o $$@ $$^ $(4)
+$(1)/bin/dump.erofs: $(DUMP_SRCS:%.c=$(1)/obj/%.o) $(1)/lib/libkiln.a
 	@mkdir -p $$(dir $$@)
 	$$(Q)$(2) $(3) -o $$@ $$^ $(4)
 # kiln-bootstate needs nothing of libkiln but fullio: its own files.

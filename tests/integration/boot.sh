@@ -37,6 +37,8 @@ once_boot_qemu_x86_64() {
 	grep -x 'KILN-CHECK data=ext4 ok' "$T/log" || fail "no data partition"
 	grep -E '^KILN-CHECK fsck.erofs=/dev/vda1 ok$' "$T/log" ||
 		fail "fsck.erofs on the device failed"
+	grep -E '^KILN-CHECK dump.erofs=/dev/vda1 ok$' "$T/log" ||
+		fail "dump.erofs on the device failed"
 	grep -x 'KILN-SELFTEST PASS' "$T/log" || fail "self-test did not pass"
 }
 
