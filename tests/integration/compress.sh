@@ -36,6 +36,23 @@ test_compress_roundtrip() {
 	done
 }
 
+# lzma 100..109: liblzma's extreme presets, as erofs-utils takes them; a
+# different search, so a different image from the same preset without it.
+test_compress_lzma_extreme() {
+	need_root
+	ztree
+	mkfs -z lzma,109 -C 65536 "$T/x" "$ZTREE"
+	mount_erofs "$T/x" "$T/mx"
+	$TREECMP "$ZTREE" "$T/mx" || fail "lzma,109"
+	umount "$T/mx"
+	mkfs -z lzma,9 -C 65536 "$T/n" "$ZTREE"
+	! cmp -s "$T/x" "$T/n" || fail "lzma,109 made the same image as lzma,9"
+	mkfs -z lzma,100 -C 16384 "$T/x0" "$ZTREE"
+	mount_erofs "$T/x0" "$T/m0"
+	$TREECMP "$ZTREE" "$T/m0" || fail "lzma,100"
+	umount "$T/m0"
+}
+
 # -E ztailpacking: each file's tail pcluster inline after its index, with
 # compact and full indexes, 4 KiB and 1 KiB blocks; and it must save space.
 test_compress_tailpacking() {
@@ -131,6 +148,7 @@ test_compress_large_file() {
 test_compress_bad_options() {
 	mkdir "$T/src"
 	for args in "-z gzip" "-z lz4hc,13" "-z zstd,0" "-z lzma,level=10" \
+		    "-z lzma,99" "-z lzma,110" \
 		    "-z deflate,13" "-z lz4 -C 5000" "-z lz4 -C 2097152" \
 		    "-b 512 -z lz4 -C 1048576" "--workers=0" "-z lz4 -E nonsense"; do
 		expect_rejected "$args"

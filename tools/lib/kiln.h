@@ -33,7 +33,14 @@ struct kiln_mkfs_opts {
 	bool compress;			/* -z given */
 	struct kiln_compr_cfg compr;
 	unsigned int workers;		/* compression threads */
+	int inode_form;			/* KILN_INODE_*: -E force-inode-... */
+	bool ignore_mtime;		/* compact inodes may drop their mtime */
+	bool no_inline_data;		/* regular files' tails in blocks */
+	bool no_sb_crc;			/* -E nosbcrc */
+	uint32_t uid_offset, gid_offset;	/* added to every id */
 };
+
+enum { KILN_INODE_AUTO, KILN_INODE_COMPACT, KILN_INODE_EXTENDED };
 
 enum { KILN_UUID_DERIVED, KILN_UUID_GIVEN, KILN_UUID_RANDOM };
 

@@ -15,12 +15,16 @@
 enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_EXCLUDE_PATH,
 	OPT_EXCLUDE_REGEX, OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORKERS,
+	OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_IGNORE_MTIME,
 };
 
 static const struct option long_opts[] = {
 	{ "all-root", no_argument, NULL, OPT_ALL_ROOT },
 	{ "force-uid", required_argument, NULL, OPT_FORCE_UID },
 	{ "force-gid", required_argument, NULL, OPT_FORCE_GID },
+	{ "uid-offset", required_argument, NULL, OPT_UID_OFFSET },
+	{ "gid-offset", required_argument, NULL, OPT_GID_OFFSET },
+	{ "ignore-mtime", no_argument, NULL, OPT_IGNORE_MTIME },
 	{ "exclude-path", required_argument, NULL, OPT_EXCLUDE_PATH },
 	{ "exclude-regex", required_argument, NULL, OPT_EXCLUDE_REGEX },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
@@ -36,11 +40,17 @@ static void usage(FILE *f)
 "Usage: mkfs.erofs [OPTIONS] IMAGE SOURCE_DIR\n"
 "Make an EROFS image of SOURCE_DIR.\n\n"
 "  -z ALG[,LEVEL]       compress with lz4, lz4hc (1..12), zstd (1..22),\n"
-"                       lzma (0..9) or deflate (0..12)\n"
+"                       lzma (0..9; 100..109 the same, extreme) or\n"
+"                       deflate (0..12)\n"
 "  -C SIZE              largest physical cluster in bytes (default: one block)\n"
 "  --workers=N, -j N    compression threads (default: online CPUs)\n"
 "  -E legacy-compress   full (8-byte) indexes instead of compact ones\n"
 "  -E ztailpacking      inline each file's tail pcluster in its inode block\n"
+"  -E noinline_data     no inline tails for regular files (block-aligned\n"
+"                       data, for DAX and direct mapping)\n"
+"  -E force-inode-compact, -E force-inode-extended\n"
+"                       32- or 64-byte inodes for every file\n"
+"  -E nosbcrc           no superblock checksum\n"
 "  -b SIZE              block size in bytes, 512..4096 (default 4096)\n"
 "  -d LEVEL             debug level (0 quiet .. 9)\n"
 "  -L LABEL             volume label (at most 15 bytes)\n"
@@ -51,6 +61,10 @@ static void usage(FILE *f)
 "  --all-root           make every file owned by root\n"
 "  --force-uid=UID      set every file's owner to UID\n"
 "  --force-gid=GID      set every file's group to GID\n"
+"  --uid-offset=N, --gid-offset=N\n"
+"                       add N to every owner / group id\n"
+"  --ignore-mtime       let files take the image's time where their own\n"
+"                       would need a 64-byte inode\n"
 "  --exclude-path=PATH  leave out PATH (relative to SOURCE_DIR)\n"
 "  --exclude-regex=RE   leave out paths matching the extended regex RE\n"
 "  --quiet              print errors only\n"
@@ -120,6 +134,14 @@ static int parse_extended(char *arg, struct kiln_mkfs_opts *o)
 			o->compr.tailpacking = true;
 		else if (!strcmp(opt, "^ztailpacking"))
 			o->compr.tailpacking = false;
+		else if (!strcmp(opt, "force-inode-compact"))
+			o->inode_form = KILN_INODE_COMPACT;
+		else if (!strcmp(opt, "force-inode-extended"))
+			o->inode_form = KILN_INODE_EXTENDED;
+		else if (!strcmp(opt, "noinline_data"))
+			o->no_inline_data = true;
+		else if (!strcmp(opt, "nosbcrc"))
+			o->no_sb_crc = true;
 		else
 			return bad("extended option", opt);
 	}
@@ -180,6 +202,16 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 			return bad(c == OPT_FORCE_UID ? "uid" : "gid", arg);
 		*(c == OPT_FORCE_UID ? &o->force_uid : &o->force_gid) =
 			(int64_t)v;
+		return 0;
+	case OPT_UID_OFFSET:
+	case OPT_GID_OFFSET:
+		if (kiln_parse_u64(arg, 0, UINT32_MAX, &v))
+			return bad("id offset (0..4294967295)", arg);
+		*(c == OPT_UID_OFFSET ? &o->uid_offset : &o->gid_offset) =
+			(uint32_t)v;
+		return 0;
+	case OPT_IGNORE_MTIME:
+		o->ignore_mtime = true;
 		return 0;
 	case OPT_EXCLUDE_PATH:
 		o->exclude_paths = realloc(o->exclude_paths,

@@ -16,10 +16,14 @@ static int parse_level(const char *s, const struct kiln_compressor *c)
 
 	if (!strncmp(s, "level=", 6))
 		s += 6;
-	if (kiln_parse_u64(s, (uint64_t)c->min_level, (uint64_t)c->max_level,
-			   &v))
-		return -1;
-	return (int)v;
+	if (!kiln_parse_u64(s, (uint64_t)c->min_level, (uint64_t)c->max_level,
+			    &v))
+		return (int)v;
+	if (c->extra_levels &&
+	    !kiln_parse_u64(s, (uint64_t)(c->extra_levels + c->min_level),
+			    (uint64_t)(c->extra_levels + c->max_level), &v))
+		return (int)v;
+	return -1;
 }
 
 int kiln_compr_parse(const char *spec, struct kiln_compr_cfg *cfg)
@@ -35,8 +39,16 @@ int kiln_compr_parse(const char *spec, struct kiln_compr_cfg *cfg)
 		cfg->c = c;
 		cfg->level = comma ? parse_level(comma + 1, c) : c->default_level;
 		if (cfg->level < 0) {
-			kiln_err("invalid %s level '%s' (%d..%d)", c->name,
-				 comma + 1, c->min_level, c->max_level);
+			if (c->extra_levels)
+				kiln_err("invalid %s level '%s' (%d..%d or "
+					 "%d..%d)", c->name, comma + 1,
+					 c->min_level, c->max_level,
+					 c->extra_levels + c->min_level,
+					 c->extra_levels + c->max_level);
+			else
+				kiln_err("invalid %s level '%s' (%d..%d)",
+					 c->name, comma + 1, c->min_level,
+					 c->max_level);
 			return -1;
 		}
 		return 0;

@@ -29,6 +29,8 @@ struct kiln_compressor {
 	const char *name;
 	uint8_t alg;			/* EROFS_ALG_* */
 	int min_level, max_level, default_level;
+	/* lzma: min..max + extra are the same levels with another search */
+	int extra_levels;
 	/* Per-thread state; NULL on failure. */
 	void *(*create)(const struct kiln_compr_cfg *cfg);
 	void (*destroy)(void *ctx);

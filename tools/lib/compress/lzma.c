@@ -17,10 +17,14 @@ struct lzma_ctx {
 static void *lzma_create(const struct kiln_compr_cfg *cfg)
 {
 	struct lzma_ctx *x = calloc(1, sizeof(*x));
+	/* 100..109: preset 0..9 with the slower "extreme" search */
+	uint32_t preset = cfg->level >= 100 ?
+			  (uint32_t)(cfg->level - 100) | LZMA_PRESET_EXTREME :
+			  (uint32_t)cfg->level;
 
 	if (!x)
 		return NULL;
-	if (lzma_lzma_preset(&x->opt, (uint32_t)cfg->level)) {
+	if (lzma_lzma_preset(&x->opt, preset)) {
 		free(x);
 		return NULL;
 	}
@@ -69,6 +73,7 @@ static size_t lzma_cfg_record(const struct kiln_compr_cfg *cfg, uint8_t *out)
 const struct kiln_compressor kiln_lzma = {
 	.name = "lzma", .alg = EROFS_ALG_LZMA,
 	.min_level = 0, .max_level = 9, .default_level = 6,
+	.extra_levels = 100,	/* erofs-utils' 100..109: extreme presets */
 	.create = lzma_create, .destroy = lzma_destroy,
 	.compress_destsize = lzma_destsize, .cfg_record = lzma_cfg_record,
 };

@@ -53,6 +53,7 @@ struct kiln_inode {
 	uint32_t zblocks;		/* compressed: blocks of its pclusters */
 	uint32_t zbase;			/* compressed: inode, xattrs and index */
 	bool compressed;
+	bool no_inline;			/* tail in a block (-E noinline_data) */
 	uint32_t inline_size;		/* tail bytes after xattrs or index */
 	bool ordered;			/* layout: already given a place */
 	uint8_t *rec;			/* where its record is built */

@@ -56,17 +56,47 @@ static void choose_epoch(struct kiln_tree *t, struct kiln_layout *l)
 	free(v);
 }
 
-static void prepare_inode(struct kiln_inode *in, const struct kiln_layout *l,
-			  bool compress)
+/*
+ * Compact inodes have no uid, gid or link count over 16 bits, no size over
+ * 32 bits, and show the superblock's epoch as their mtime: --ignore-mtime
+ * lets an inode drop its own for that, as erofs-utils does.
+ */
+static int choose_form(struct kiln_inode *in, const struct kiln_layout *l,
+		       const struct kiln_mkfs_opts *o)
+{
+	bool wide = in->uid > UINT16_MAX || in->gid > UINT16_MAX ||
+		    in->nlink > UINT16_MAX || in->size > UINT32_MAX;
+	bool own_time = in->mtime < 0 || (uint64_t)in->mtime != l->epoch ||
+			in->mtime_nsec != l->fixed_nsec;
+
+	if (own_time && o->ignore_mtime && !wide &&
+	    o->inode_form != KILN_INODE_EXTENDED) {
+		in->mtime = (int64_t)l->epoch;
+		in->mtime_nsec = l->fixed_nsec;
+		own_time = false;
+	}
+	in->extended = wide || own_time ||
+		       o->inode_form == KILN_INODE_EXTENDED;
+	if (in->extended && o->inode_form == KILN_INODE_COMPACT) {
+		kiln_err("%s: cannot be a compact inode (%s)", in->srcpath,
+			 wide ? "an id or the link count over 65535, or a "
+				"size over 4 GiB" : "its mtime is not the "
+				"image's: add --ignore-mtime or -T");
+		return -1;
+	}
+	return 0;
+}
+
+static int prepare_inode(struct kiln_inode *in, const struct kiln_layout *l,
+			 const struct kiln_mkfs_opts *o)
 {
 	if (S_ISDIR(in->mode))
 		in->size = kiln_dir_size(in, l->blksz);
 	/* a file of one block or less cannot save a block by compression */
-	in->compressed = compress && S_ISREG(in->mode) && in->size > l->blksz;
-	in->extended = in->uid > UINT16_MAX || in->gid > UINT16_MAX ||
-		       in->nlink > UINT16_MAX || in->size > UINT32_MAX ||
-		       in->mtime < 0 || (uint64_t)in->mtime != l->epoch ||
-		       in->mtime_nsec != l->fixed_nsec;
+	in->compressed = o->compress && S_ISREG(in->mode) &&
+			 in->size > l->blksz;
+	in->no_inline = o->no_inline_data && S_ISREG(in->mode);
+	return choose_form(in, l, o);
 }
 
 /* Directory by directory, each one's children together (locality). */
@@ -128,7 +158,8 @@ static void prepare_inode_record(struct kiln_inode *in, uint32_t blksz,
 	}
 	in->datalayout = EROFS_INODE_FLAT_PLAIN;
 	in->inline_size = 0;
-	if (kiln_tail_inlines(base, tail, blksz, may_straddle)) {
+	if (!in->no_inline &&
+	    kiln_tail_inlines(base, tail, blksz, may_straddle)) {
 		in->datalayout = EROFS_INODE_FLAT_INLINE;
 		in->inline_size = tail;
 	}
@@ -191,9 +222,10 @@ size_t kiln_compr_cfgs_encode(const struct kiln_compr_cfg *cfg,
 }
 
 int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
-		unsigned int blkszbits, const struct kiln_compr_cfg *cfg,
-		struct kiln_layout *l)
+		const struct kiln_mkfs_opts *o, struct kiln_layout *l)
 {
+	const struct kiln_compr_cfg *cfg = o->compress ? &o->compr : NULL;
+	unsigned int blkszbits = o->blkszbits;
 	struct meta_alloc a;
 
 	memset(l, 0, sizeof(*l));
@@ -201,7 +233,8 @@ int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
 	l->blksz = 1u << blkszbits;
 	choose_epoch(t, l);
 	for (uint32_t i = 0; i < t->nr_inodes; i++)
-		prepare_inode(t->inodes[i], l, cfg != NULL);
+		if (prepare_inode(t->inodes[i], l, o))
+			return -1;
 	order_inodes(t, l);
 
 	for (uint32_t i = 0; i < l->nr; i++)

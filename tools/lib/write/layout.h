@@ -26,10 +26,8 @@ struct kiln_layout {
 	uint32_t nr;
 };
 
-/* cfg is NULL for an uncompressed image. */
 int kiln_layout(struct kiln_tree *tree, struct kiln_xattr_pool *pool,
-		unsigned int blkszbits, const struct kiln_compr_cfg *cfg,
-		struct kiln_layout *l);
+		const struct kiln_mkfs_opts *o, struct kiln_layout *l);
 /* Superblock extension: the compression configuration records. */
 size_t kiln_compr_cfgs_encode(const struct kiln_compr_cfg *cfg,
 			      unsigned int blkszbits, uint8_t *out);

@@ -19,6 +19,7 @@
 #include "common/profile.h"
 #include "common/util.h"
 #include "writer.h"
+#include "zseg.h"
 #include "xattr.h"
 
 void kiln_mkfs_opts_init(struct kiln_mkfs_opts *o)
@@ -53,30 +54,43 @@ static void catch_signals(bool on)
 		sigaction(sigs[i], &sa, NULL);
 }
 
+/*
+ * One pool of workers for the whole build: the scan's directory jobs, then
+ * file copies, compression and writeback (each worker keeps its
+ * compressor's context from start to end).
+ */
 static int build(const struct kiln_mkfs_opts *o, struct kiln_target *t)
 {
+	struct kiln_workqueue wq;
 	struct kiln_tree tree;
 	struct kiln_xattr_pool pool = { 0 };
 	struct kiln_layout l = { 0 };
 	uint64_t t0 = kiln_prof_start();
-	int ret = kiln_tree_scan(o, &tree, t->skip, t->nr_skip);
+	int ret;
+
+	if (kiln_wq_start(&wq, o->workers,
+			  o->compress ? kiln_zw_worker_init : NULL,
+			  o->compress ? kiln_zw_worker_exit : NULL,
+			  (void *)&o->compr))
+		return -1;
+	ret = kiln_tree_scan(o, &wq, &tree, t->skip, t->nr_skip);
 
 	t0 = kiln_prof_add(KILN_PROF_WALK, t0);
 	if (!ret)
 		ret = kiln_xattrs_share(&tree, &pool);
 	if (!ret)
-		ret = kiln_layout(&tree, &pool, o->blkszbits,
-				  o->compress ? &o->compr : NULL, &l);
+		ret = kiln_layout(&tree, &pool, o, &l);
 	kiln_prof_add(KILN_PROF_LAYOUT, t0);
 	/* a device too small for what is already known fails before a write */
 	if (!ret)
 		ret = kiln_target_prepare(t, l.total_blocks << l.blkszbits);
 	if (!ret)
-		ret = kiln_write_image(t->fd, o->image, &tree, &pool, &l, o);
+		ret = kiln_write_image(t->fd, o->image, &tree, &pool, &l, o,
+				       &wq);
+	kiln_wq_stop(&wq);
 	if (!ret)
-		kiln_info(1, "%s: %u inodes, %llu metadata blocks of %u bytes",
-			  o->image, l.nr, (unsigned long long)l.meta_blocks,
-			  l.blksz);
+		kiln_info(1, "%s: %u inodes, blocks of %u bytes", o->image,
+			  l.nr, l.blksz);
 	kiln_layout_free(&l);
 	kiln_xattrs_free(&tree, &pool);
 	kiln_tree_free(&tree);

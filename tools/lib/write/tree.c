@@ -37,7 +37,7 @@ struct scan {
 	const struct kiln_mkfs_opts *o;
 	struct kiln_tree *tree;
 	size_t srclen;			/* strlen(source): relpath offset */
-	struct kiln_workqueue wq;	/* one job per directory */
+	struct kiln_workqueue *wq;	/* one job per directory */
 	pthread_mutex_t lock;		/* tree->inodes and the links table */
 	struct link_slot *links;	/* open-addressed (dev, ino) table */
 	size_t links_cap, links_used;
@@ -92,6 +92,19 @@ static void tree_add(struct kiln_tree *t, struct kiln_inode *in)
 	t->inodes[t->nr_inodes++] = in;
 }
 
+/* An id plus its offset must still be an id. */
+static bool ids_overflow(const struct kiln_mkfs_opts *o, const struct stat *st)
+{
+	/* as new_inode has them: --force-* over --all-root over the file */
+	uint64_t uid = o->force_uid >= 0 ? (uint64_t)o->force_uid :
+		       o->all_root ? 0 : st->st_uid;
+	uint64_t gid = o->force_gid >= 0 ? (uint64_t)o->force_gid :
+		       o->all_root ? 0 : st->st_gid;
+
+	return uid + o->uid_offset > UINT32_MAX ||
+	       gid + o->gid_offset > UINT32_MAX;
+}
+
 /* The inode takes path (malloc'ed) as its srcpath. */
 static struct kiln_inode *new_inode(struct scan *s, char *path,
 				    const struct stat *st)
@@ -106,6 +119,8 @@ static struct kiln_inode *new_inode(struct scan *s, char *path,
 		in->uid = (uint32_t)o->force_uid;
 	if (o->force_gid >= 0)
 		in->gid = (uint32_t)o->force_gid;
+	in->uid += o->uid_offset;	/* scan_one checked the sums */
+	in->gid += o->gid_offset;
 	in->mtime = o->fixed_time ? o->timestamp : st->st_mtim.tv_sec;
 	in->mtime_nsec = o->fixed_time ? 0 : (uint32_t)st->st_mtim.tv_nsec;
 	in->src_mtim = st->st_mtim;
@@ -181,6 +196,12 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 		kiln_info(1, "%s: left out (the image being written)", path);
 		free(path);
 		return &s->skipped;
+	}
+	if (ids_overflow(s->o, &st)) {
+		kiln_err("%s: uid or gid plus --uid-offset/--gid-offset is over "
+			 "%u", path, UINT32_MAX);
+		free(path);
+		return NULL;
 	}
 	in = new_inode(s, path, &st);
 	pthread_mutex_lock(&s->lock);
@@ -345,23 +366,20 @@ static void queue_dir(struct scan *s, struct kiln_inode *dir,
 	j->parent = parent;
 	j->job.fn = run_dir;
 	j->job.detached = true;
-	kiln_wq_submit(&s->wq, &j->job);
+	kiln_wq_submit(s->wq, &j->job);
 }
 
-int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree,
-		   const struct kiln_file_id *skip, unsigned int nr_skip)
+int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq,
+		   struct kiln_tree *tree, const struct kiln_file_id *skip,
+		   unsigned int nr_skip)
 {
-	struct scan s = { .o = o, .tree = tree, .skip = skip,
+	struct scan s = { .o = o, .tree = tree, .wq = wq, .skip = skip,
 			  .nr_skip = nr_skip };
 	struct stat st;
 	char *src = xstrdup(o->source);
 	size_t len = strlen(src);
 
 	memset(tree, 0, sizeof(*tree));
-	if (kiln_wq_start(&s.wq, o->workers, NULL, NULL, NULL)) {
-		free(src);
-		return -1;
-	}
 	pthread_mutex_init(&s.lock, NULL);
 	while (len > 1 && src[len - 1] == '/')
 		src[--len] = '\0';
@@ -373,8 +391,7 @@ int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree,
 	} else {
 		tree->root = scan_one(&s, AT_FDCWD, src, xstrdup(src), NULL);
 	}
-	kiln_wq_drain(&s.wq);
-	kiln_wq_stop(&s.wq);
+	kiln_wq_drain(wq);
 	pthread_mutex_destroy(&s.lock);
 	free(src);
 	free(s.links);

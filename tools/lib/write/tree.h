@@ -3,6 +3,7 @@
 #ifndef KILN_TREE_H
 #define KILN_TREE_H
 
+#include "common/workqueue.h"
 #include "inode.h"
 #include "kiln.h"
 
@@ -14,8 +15,10 @@ struct kiln_file_id {
 	ino_t ino;
 };
 
-int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree,
-		   const struct kiln_file_id *skip, unsigned int nr_skip);
+/* Scans o->source with a job per directory on wq (drained on return). */
+int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq,
+		   struct kiln_tree *tree, const struct kiln_file_id *skip,
+		   unsigned int nr_skip);
 void kiln_tree_free(struct kiln_tree *tree);
 /* Sorts a directory's entries in EROFS order (bytewise, shorter first). */
 void kiln_dentries_sort(struct kiln_dentry *d, uint32_t n);

@@ -34,7 +34,7 @@ struct writer {
 	uint8_t *head;			/* meta_blocks * blksz bytes */
 	struct kiln_records recs;	/* every other record, after the data */
 	struct kiln_flat flat;		/* uncompressed data, by the workers */
-	struct kiln_workqueue wq;	/* reads, compresses, copies */
+	struct kiln_workqueue *wq;	/* reads, compresses, copies */
 	struct kiln_writeback wb;	/* of all data, flat and compressed */
 	uint64_t end_blk;		/* first block after all data */
 };
@@ -144,7 +144,8 @@ static int fill_superblock(struct writer *w, const struct kiln_tree *t,
 
 	*sb = (struct erofs_super_block){
 		.magic = EROFS_SUPER_MAGIC,
-		.feature_compat = EROFS_FEATURE_COMPAT_SB_CHKSUM |
+		.feature_compat = (o->no_sb_crc ? 0 :
+				   EROFS_FEATURE_COMPAT_SB_CHKSUM) |
 				  EROFS_FEATURE_COMPAT_MTIME,
 		.blkszbits = (uint8_t)l->blkszbits,
 		.root_nid = (uint16_t)t->root->nid,
@@ -195,8 +196,10 @@ static int write_metadata(struct writer *w, const struct kiln_tree *t,
 	if (derive)
 		derive_uuid(h, sb.uuid);
 	erofs_sb_encode(sbp, &sb);
-	sb.checksum = erofs_sb_checksum(sbp, l->blkszbits);
-	erofs_sb_encode(sbp, &sb);
+	if (!o->no_sb_crc) {
+		sb.checksum = erofs_sb_checksum(sbp, l->blkszbits);
+		erofs_sb_encode(sbp, &sb);
+	}
 	if (pwrite_all(w->fd, w->head, headsize, 0) ||
 	    /* a file ends where the image does; a device keeps its size */
 	    (!w->flat.zero_fill &&
@@ -250,9 +253,9 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 	int ret = 0;
 
 	w->end_blk = l->total_blocks;
-	w->wb = (struct kiln_writeback){ .fd = w->fd, .wq = &w->wq };
+	w->wb = (struct kiln_writeback){ .fd = w->fd, .wq = w->wq };
 	if (o->compress)
-		zw = kiln_zw_start(&o->compr, &w->wq, &w->wb, w->fd, w->image,
+		zw = kiln_zw_start(&o->compr, w->wq, &w->wb, w->fd, w->image,
 				   l->blkszbits, l->total_blocks, &w->recs);
 	for (uint32_t i = 0; i < l->nr && !ret; i++) {
 		struct kiln_inode *in = l->order[i];
@@ -261,7 +264,7 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 		if (in->compressed)
 			ret = kiln_zw_add(zw, in);	/* profiles itself */
 		else if (S_ISREG(in->mode) && in->size) {
-			kiln_flat_queue(&w->flat, &w->wq, in);
+			kiln_flat_queue(&w->flat, w->wq, in);
 			kiln_writeback_add(&w->wb, in->size);
 		}
 		else if (S_ISLNK(in->mode))
@@ -276,7 +279,7 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 	if (ret)	/* queued copies need not run */
 		atomic_store(&w->flat.failed, true);
 	t0 = kiln_prof_start();
-	kiln_wq_drain(&w->wq);
+	kiln_wq_drain(w->wq);
 	kiln_prof_add(KILN_PROF_WAIT, t0);
 	if (ret || atomic_load(&w->flat.failed))
 		return -1;
@@ -292,12 +295,12 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 		     const struct kiln_xattr_pool *pool,
 		     const struct kiln_layout *l,
-		     const struct kiln_mkfs_opts *o)
+		     const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq)
 {
-	struct writer w = { .fd = fd, .image = image, .l = l };
+	struct writer w = { .fd = fd, .image = image, .l = l, .wq = wq };
 	struct stat st;
 	uint64_t t0;
-	int ret = -1;
+	int ret;
 
 	w.head = xcalloc(1, (size_t)l->meta_blocks * l->blksz);
 	w.flat = (struct kiln_flat){
@@ -308,19 +311,12 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 	stage_records(&w);
 	if (pool->size)
 		kiln_xattr_pool_encode(pool, w.head + l->pool_pos);
-	if (kiln_wq_start(&w.wq, o->workers,
-			  o->compress ? kiln_zw_worker_init : NULL,
-			  o->compress ? kiln_zw_worker_exit : NULL,
-			  (void *)&o->compr))
-		goto out;
 	ret = write_all_data(&w, o);
-	kiln_wq_stop(&w.wq);
-	if (ret)
-		goto out;
-	t0 = kiln_prof_start();
-	ret = write_metadata(&w, t, o);
-	kiln_prof_add(KILN_PROF_META, t0);
-out:
+	if (!ret) {
+		t0 = kiln_prof_start();
+		ret = write_metadata(&w, t, o);
+		kiln_prof_add(KILN_PROF_META, t0);
+	}
 	free(w.head);
 	kiln_records_free(&w.recs);
 	return ret;

@@ -153,7 +153,8 @@ static uint64_t flat_blocks(const struct kiln_inode *in, uint32_t blksz,
 {
 	uint32_t tail = (uint32_t)(in->size % blksz);
 
-	*inline_tail = kiln_tail_inlines(kiln_inode_base_size(in), tail,
+	*inline_tail = !in->no_inline &&
+		       kiln_tail_inlines(kiln_inode_base_size(in), tail,
 					 blksz, true) ? tail : 0;
 	return in->size / blksz + (tail && !*inline_tail);
 }

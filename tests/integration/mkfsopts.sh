@@ -1,0 +1,118 @@
+# mkfs.erofs options that build systems pass (issue 16): lzma's extreme
+# levels are in compress.sh; here -E nosbcrc, -E noinline_data,
+# -E force-inode-compact/-extended, --ignore-mtime and the id offsets.
+# Each image is mounted on the running kernel and compared with its
+# source (or with what the option promises); each refusal is one line.
+
+# dump_field IMG PATH FIELD: a field of 1.5's inode dump ("Layout: 2" -> 2).
+dump_field() {
+	oracle_dump --path="$2" "$1" | grep -o "$3: [0-9]*" | head -n 1 |
+		sed 's/.*: //'
+}
+
+test_opt_nosbcrc() {
+	need_root
+	roundtrip -E nosbcrc -z lz4
+	oracle_dump -s "$T/img" | grep '^Filesystem features:' > "$T/f"
+	! grep -q sb_csum "$T/f" || fail "sb_csum still set: $(cat "$T/f")"
+	mkfs -z lz4 "$T/with" "$TREE"
+	oracle_dump -s "$T/with" | grep -q 'features:.*sb_csum' ||
+		fail "the default has no checksum"
+}
+
+# Regular files' tails go to blocks; directories and symlinks stay inline.
+test_opt_noinline_data() {
+	need_root
+	local f
+	roundtrip -E noinline_data
+	f=$(cd "$TREE" && find . -type f -size -4000c -size +0 | head -n 1)
+	[ "$(dump_field "$T/img" "${f#.}" Layout)" = 0 ] ||
+		fail "$f is not FLAT_PLAIN: $(oracle_dump --path="${f#.}" "$T/img")"
+	[ "$(dump_field "$T/img" / Layout)" = 2 ] || fail "/ is not inline"
+	mkfs "$T/plain" "$TREE"
+	[ "$(dump_field "$T/plain" "${f#.}" Layout)" = 2 ] ||
+		fail "$f is not inline by default"
+	# the compressed path's flat fallback too
+	umount "$T/m"
+	roundtrip -E noinline_data -z lz4hc -C 16384
+}
+
+test_opt_force_inode_extended() {
+	need_root
+	local f
+	roundtrip -E force-inode-extended
+	for f in / /files/size_1; do
+		[ "$(dump_field "$T/img" $f "Inode size")" = 64 ] ||
+			fail "$f is not extended"
+	done
+}
+
+test_opt_force_inode_compact() {
+	need_root
+	local f
+	mkdir "$T/src"
+	for f in a b c; do echo "$f" > "$T/src/$f"; done
+	touch -d @1600000000.5 "$T/src/a"
+	touch -d @1700000000 "$T/src/b"
+	# an mtime that is not the image's: refused, naming the file...
+	assert_rc 1 "$T/out" "$BIN/mkfs.erofs" --quiet -E force-inode-compact \
+		"$T/img" "$T/src"
+	assert_lines 1 "$T/out"
+	assert_grep 'cannot be a compact inode' "$T/out"
+	# ...taken with --ignore-mtime (every file shows the image's time)...
+	mkfs -E force-inode-compact --ignore-mtime "$T/img" "$T/src"
+	mount_erofs "$T/img" "$T/m"
+	$TREECMP --no-mtime "$T/src" "$T/m" || fail "content differs"
+	[ "$(stat -c %Y "$T/m/a")" = "$(stat -c %Y "$T/m/b")" ] ||
+		fail "mtimes kept"
+	for f in / /a /b /c; do
+		[ "$(dump_field "$T/img" $f "Inode size")" = 32 ] ||
+			fail "$f is not compact"
+	done
+	umount "$T/m"
+	# ...or with -T; an owner over 16 bits is refused whatever the time
+	mkfs -E force-inode-compact -T 0 "$T/img" "$T/src"
+	chown 70000 "$T/src/c"
+	assert_rc 1 "$T/out" "$BIN/mkfs.erofs" --quiet -E force-inode-compact \
+		-T 0 "$T/img" "$T/src"
+	assert_lines 1 "$T/out"
+	assert_grep 'over 65535' "$T/out"
+}
+
+# --ignore-mtime alone: compact where only the time kept a file extended.
+test_opt_ignore_mtime() {
+	need_root
+	local f
+	CMPOPTS=--no-mtime roundtrip --ignore-mtime
+	[ "$(dump_field "$T/img" /files/size_1 "Inode size")" = 32 ] ||
+		fail "size_1 is not compact"
+	f=$(cd "$TREE" && find . -uid 4000000000 -print -quit)
+	[ "$(dump_field "$T/img" "${f#.}" "Inode size")" = 64 ] ||
+		fail "$f (a 32-bit uid) is not extended"
+}
+
+test_opt_id_offsets() {
+	need_root
+	local a
+	mkdir "$T/src"
+	echo x > "$T/src/f"
+	chown 1000:0 "$T/src/f"
+	mkfs --uid-offset=100000 --gid-offset=5 "$T/img" "$T/src"
+	mount_erofs "$T/img" "$T/m"
+	[ "$(stat -c %u:%g "$T/m/f")" = 101000:5 ] ||
+		fail "f is $(stat -c %u:%g "$T/m/f")"
+	[ "$(stat -c %u:%g "$T/m")" = 100000:5 ] ||
+		fail "/ is $(stat -c %u:%g "$T/m")"
+	umount "$T/m"
+	# after --force-uid, and never past 32 bits
+	mkfs --force-uid=7 --uid-offset=3 "$T/img" "$T/src"
+	[ "$(dump_field "$T/img" /f Uid)" = 10 ] || fail "force-uid then offset"
+	chown 4294967290 "$T/src/f"
+	assert_rc 1 "$T/out" "$BIN/mkfs.erofs" --quiet --uid-offset=10 \
+		"$T/img" "$T/src"
+	assert_lines 1 "$T/out"
+	assert_grep 'over 4294967295' "$T/out"
+	for a in --uid-offset=-1 --gid-offset=4294967296 --uid-offset=x; do
+		expect_rejected "$a"
+	done
+}
