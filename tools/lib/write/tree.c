@@ -92,17 +92,17 @@ static void tree_add(struct kiln_tree *t, struct kiln_inode *in)
 	t->inodes[t->nr_inodes++] = in;
 }
 
-/* An id plus its offset must still be an id. */
-static bool ids_overflow(const struct kiln_mkfs_opts *o, const struct stat *st)
+/*
+ * The owner and group the image gives a file: --force-* over --all-root
+ * over the file's own, plus the offsets (64-bit: the sum may not fit).
+ */
+static void image_ids(const struct kiln_mkfs_opts *o, const struct stat *st,
+		      uint64_t *uid, uint64_t *gid)
 {
-	/* as new_inode has them: --force-* over --all-root over the file */
-	uint64_t uid = o->force_uid >= 0 ? (uint64_t)o->force_uid :
-		       o->all_root ? 0 : st->st_uid;
-	uint64_t gid = o->force_gid >= 0 ? (uint64_t)o->force_gid :
-		       o->all_root ? 0 : st->st_gid;
-
-	return uid + o->uid_offset > UINT32_MAX ||
-	       gid + o->gid_offset > UINT32_MAX;
+	*uid = (o->force_uid >= 0 ? (uint64_t)o->force_uid :
+		o->all_root ? 0 : st->st_uid) + o->uid_offset;
+	*gid = (o->force_gid >= 0 ? (uint64_t)o->force_gid :
+		o->all_root ? 0 : st->st_gid) + o->gid_offset;
 }
 
 /* The inode takes path (malloc'ed) as its srcpath. */
@@ -111,16 +111,12 @@ static struct kiln_inode *new_inode(struct scan *s, char *path,
 {
 	const struct kiln_mkfs_opts *o = s->o;
 	struct kiln_inode *in = xcalloc(1, sizeof(*in));
+	uint64_t uid, gid;
 
+	image_ids(o, st, &uid, &gid);	/* scan_one checked they fit */
 	in->mode = st->st_mode;
-	in->uid = o->all_root ? 0 : st->st_uid;
-	in->gid = o->all_root ? 0 : st->st_gid;
-	if (o->force_uid >= 0)
-		in->uid = (uint32_t)o->force_uid;
-	if (o->force_gid >= 0)
-		in->gid = (uint32_t)o->force_gid;
-	in->uid += o->uid_offset;	/* scan_one checked the sums */
-	in->gid += o->gid_offset;
+	in->uid = (uint32_t)uid;
+	in->gid = (uint32_t)gid;
 	in->mtime = o->fixed_time ? o->timestamp : st->st_mtim.tv_sec;
 	in->mtime_nsec = o->fixed_time ? 0 : (uint32_t)st->st_mtim.tv_nsec;
 	in->src_mtim = st->st_mtim;
@@ -185,6 +181,7 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 {
 	struct kiln_inode *in;
 	struct link_slot *slot;
+	uint64_t uid, gid;
 	struct stat st;
 
 	if (fstatat(dfd, name, &st, parent ? AT_SYMLINK_NOFOLLOW : 0)) {
@@ -197,7 +194,8 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 		free(path);
 		return &s->skipped;
 	}
-	if (ids_overflow(s->o, &st)) {
+	image_ids(s->o, &st, &uid, &gid);
+	if (uid > UINT32_MAX || gid > UINT32_MAX) {
 		kiln_err("%s: uid or gid plus --uid-offset/--gid-offset is over "
 			 "%u", path, UINT32_MAX);
 		free(path);
