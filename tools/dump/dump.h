@@ -22,7 +22,9 @@ struct dump {
 /* Each prints to stdout; on error returns -1 with dp->d (or stderr) said. */
 int dump_super(struct dump *dp);				/* super.c */
 int dump_stats(struct dump *dp);				/* stats.c */
-int dump_inode(struct dump *dp, uint64_t nid, bool ls, bool extents);
+/* path: the inode's, if known; else one is searched for. */
+int dump_inode(struct dump *dp, uint64_t nid, const char *path, bool ls,
+	       bool extents);
 int dump_cat(struct dump *dp, uint64_t nid);			/* inode.c */
 
 /* tree.c: directories, with a guard against loops in a hostile image. */
@@ -31,10 +33,16 @@ typedef int (*dump_entry_fn)(struct dump *dp, void *arg, const char *name,
 /* Calls fn for each entry of directory ri but "." and "..". */
 int dump_dir_each(struct dump *dp, const struct kiln_rinode *ri,
 		  dump_entry_fn fn, void *arg);
-/* The nid at an absolute path ("/" is the root). */
-int dump_lookup(struct dump *dp, const char *path, uint64_t *nid);
+/* The nid at an absolute path, and the path written plainly (malloc'd). */
+int dump_lookup(struct dump *dp, const char *path, uint64_t *nid,
+		char **plain);
 /* A path that names nid (malloc'd), or NULL if none does. */
 char *dump_path_of(struct dump *dp, uint64_t nid);
+/* The words erofs-utils uses for each EROFS_FT_* type. */
+extern const char *const dump_type_name[8];
+/* Every entry of directory ri, "." and ".." included (reader.h's fn). */
+int dump_dir_raw(struct dump *dp, const struct kiln_rinode *ri,
+		 kiln_dirent_fn fn, void *arg);
 /* Bytes the inode takes in the image, as erofs-utils counts them. */
 uint64_t dump_ondisk_size(const struct dump *dp, const struct kiln_rinode *ri);
 

@@ -8,13 +8,6 @@
 #include "common/util.h"
 #include "dump.h"
 
-static const char *const type_name[] = {
-	[EROFS_FT_UNKNOWN] = "unknown type", [EROFS_FT_REG_FILE] = "regular file",
-	[EROFS_FT_DIR] = "directory", [EROFS_FT_CHRDEV] = "char dev",
-	[EROFS_FT_BLKDEV] = "block dev", [EROFS_FT_FIFO] = "FIFO file",
-	[EROFS_FT_SOCK] = "SOCK file", [EROFS_FT_SYMLINK] = "symlink file",
-};
-
 static void print_header(const struct dump *dp, const struct kiln_rinode *ri,
 			 const char *path)
 {
@@ -32,7 +25,7 @@ static void print_header(const struct dump *dp, const struct kiln_rinode *ri,
 	perms[9] = 0;
 	printf("Path : %s\n", path);
 	printf("Size: %" PRIu64 "  On-disk size: %" PRIu64 "  %s\n", ri->size,
-	       ondisk, type_name[erofs_ftype(ri->mode)]);
+	       ondisk, dump_type_name[erofs_ftype(ri->mode)]);
 	printf("NID: %" PRIu64 "   Links: %u   Layout: %u   "
 	       "Compression ratio: %.2f%%\n", ri->nid, ri->nlink, ri->layout,
 	       ri->size ? 100.0 * (double)ondisk / (double)ri->size : 0.0);
@@ -55,21 +48,8 @@ static int ls_entry(void *arg, const char *name, size_t len, uint64_t nid,
 
 static int list_dir(struct dump *dp, const struct kiln_rinode *ri)
 {
-	uint8_t *data;
-	int ret;
-
-	if (!S_ISDIR(ri->mode)) {
-		kiln_diag_set(&dp->d, "nid %" PRIu64 " is not a directory",
-			      ri->nid);
-		return -1;
-	}
-	if (kiln_read_all(&dp->img, ri, dp->x, KILN_MAX_DIR_SIZE, &data,
-			  &dp->d))
-		return -1;
 	printf("\n       NID TYPE  FILENAME\n");
-	ret = kiln_dir_each(&dp->img, ri, data, ls_entry, NULL, &dp->d);
-	free(data);
-	return ret;
+	return dump_dir_raw(dp, ri, ls_entry, NULL);
 }
 
 static void print_extent(unsigned int n, const struct kiln_fext *e)
@@ -124,7 +104,8 @@ static int list_extents(struct dump *dp, const struct kiln_rinode *ri,
 	return 0;
 }
 
-int dump_inode(struct dump *dp, uint64_t nid, bool ls, bool extents)
+int dump_inode(struct dump *dp, uint64_t nid, const char *known, bool ls,
+	       bool extents)
 {
 	struct kiln_rinode ri;
 	char *path;
@@ -132,7 +113,8 @@ int dump_inode(struct dump *dp, uint64_t nid, bool ls, bool extents)
 
 	if (kiln_inode_load(&dp->img, nid, &ri, &dp->d))
 		return -1;
-	path = dump_path_of(dp, nid);
+	/* a search of the whole tree, only when --nid leaves no choice */
+	path = known ? xstrdup(known) : dump_path_of(dp, nid);
 	print_header(dp, &ri, path ? path : "(not found)");
 	if (ls)
 		ret = list_dir(dp, &ri);

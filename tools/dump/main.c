@@ -99,17 +99,21 @@ static int parse(int argc, char **argv, struct opts *o)
 
 static int run(struct dump *dp, struct opts *o)
 {
+	char *path = NULL;
+	int ret = 0;
+
 	if (o->super && dump_super(dp))
 		return -1;
 	if (o->stats && dump_stats(dp))
 		return -1;
-	if (o->path && dump_lookup(dp, o->path, &o->nid))
-		return -1;
-	if (o->cat)
-		return dump_cat(dp, o->nid);
-	if (o->have_nid || o->path)
-		return dump_inode(dp, o->nid, o->ls, o->extents);
-	return 0;
+	if (o->path)
+		ret = dump_lookup(dp, o->path, &o->nid, &path);
+	if (!ret && o->cat)
+		ret = dump_cat(dp, o->nid);
+	else if (!ret && (o->have_nid || o->path))
+		ret = dump_inode(dp, o->nid, path, o->ls, o->extents);
+	free(path);
+	return ret;
 }
 
 int main(int argc, char **argv)

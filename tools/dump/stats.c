@@ -17,11 +17,6 @@ static const char *const exts[] = {
 };
 #define NR_EXTS (sizeof(exts) / sizeof(exts[0]))
 
-static const char *const type_name[] = {
-	"unknown type", "regular file", "directory", "char dev", "block dev",
-	"FIFO file", "SOCK file", "symlink file",
-};
-
 struct stats {
 	uint64_t files, by_type[8], compressed, uncompressed;
 	uint64_t orig_bytes, disk_bytes;
@@ -140,7 +135,7 @@ static void report(const struct stats *s)
 
 	printf("Filesystem total file count:\t\t%" PRIu64 "\n", s->files);
 	for (unsigned int t = 0; t < 8; t++)
-		printf("Filesystem %s count:\t\t%" PRIu64 "\n", type_name[t],
+		printf("Filesystem %s count:\t\t%" PRIu64 "\n", dump_type_name[t],
 		       s->by_type[t]);
 	printf("Filesystem compressed files:            %" PRIu64 "\n",
 	       s->compressed);

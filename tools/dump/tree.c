@@ -36,6 +36,13 @@ void dump_seen_free(struct dump_seen *s)
 	memset(s, 0, sizeof(*s));
 }
 
+const char *const dump_type_name[8] = {
+	[EROFS_FT_UNKNOWN] = "unknown type", [EROFS_FT_REG_FILE] = "regular file",
+	[EROFS_FT_DIR] = "directory", [EROFS_FT_CHRDEV] = "char dev",
+	[EROFS_FT_BLKDEV] = "block dev", [EROFS_FT_FIFO] = "FIFO file",
+	[EROFS_FT_SOCK] = "SOCK file", [EROFS_FT_SYMLINK] = "symlink file",
+};
+
 struct each {
 	struct dump *dp;
 	dump_entry_fn fn;
@@ -56,19 +63,31 @@ static int each_entry(void *arg, const char *name, size_t len, uint64_t nid,
 	return e->fn(e->dp, e->arg, buf, nid, ftype);
 }
 
+int dump_dir_raw(struct dump *dp, const struct kiln_rinode *ri,
+		 kiln_dirent_fn fn, void *arg)
+{
+	uint8_t *data;
+	int ret;
+
+	if (!S_ISDIR(ri->mode)) {
+		kiln_diag_set(&dp->d, "nid %llu is not a directory",
+			      (unsigned long long)ri->nid);
+		return -1;
+	}
+	if (kiln_read_all(&dp->img, ri, dp->x, KILN_MAX_DIR_SIZE, &data,
+			  &dp->d))
+		return -1;
+	ret = kiln_dir_each(&dp->img, ri, data, fn, arg, &dp->d);
+	free(data);
+	return ret;
+}
+
 int dump_dir_each(struct dump *dp, const struct kiln_rinode *ri,
 		  dump_entry_fn fn, void *arg)
 {
 	struct each e = { .dp = dp, .fn = fn, .arg = arg };
-	uint8_t *data;
-	int ret;
 
-	if (kiln_read_all(&dp->img, ri, dp->x, KILN_MAX_DIR_SIZE, &data,
-			  &dp->d))
-		return -1;
-	ret = kiln_dir_each(&dp->img, ri, data, each_entry, &e, &dp->d);
-	free(data);
-	return ret;
+	return dump_dir_raw(dp, ri, each_entry, &e);
 }
 
 struct find {
@@ -91,9 +110,11 @@ static int match(struct dump *dp, void *arg, const char *name, uint64_t nid,
 	return 1;			/* stop */
 }
 
-int dump_lookup(struct dump *dp, const char *path, uint64_t *nid)
+int dump_lookup(struct dump *dp, const char *path, uint64_t *nid,
+		char **plain)
 {
 	char *copy = xstrdup(path), *save = NULL;
+	char *out = xcalloc(1, strlen(path) + 2);	/* "/a/b", no "//" */
 	uint64_t cur = dp->img.sb.root_nid;
 	int ret = 0;
 
@@ -102,13 +123,8 @@ int dump_lookup(struct dump *dp, const char *path, uint64_t *nid)
 		struct find f = { .name = c };
 		struct kiln_rinode ri;
 
-		if (kiln_inode_load(&dp->img, cur, &ri, &dp->d))
-			ret = -1;
-		else if (!S_ISDIR(ri.mode)) {
-			kiln_diag_set(&dp->d, "%s: not a directory on the way",
-				      path);
-			ret = -1;
-		} else if (dump_dir_each(dp, &ri, match, &f) < 0) {
+		if (kiln_inode_load(&dp->img, cur, &ri, &dp->d) ||
+		    dump_dir_each(dp, &ri, match, &f) < 0) {
 			ret = -1;
 		} else if (!f.found) {
 			kiln_diag_set(&dp->d, "%s: no such file or directory",
@@ -116,9 +132,11 @@ int dump_lookup(struct dump *dp, const char *path, uint64_t *nid)
 			ret = -1;
 		}
 		cur = f.nid;
+		strcat(strcat(out, "/"), c);
 	}
 	free(copy);
 	*nid = cur;
+	*plain = out[0] ? out : strcpy(out, "/");
 	return ret;
 }
 
