@@ -23,6 +23,8 @@
 #define EROFS_NAME_LEN		255
 #define EROFS_MIN_BLKSZBITS	9
 #define EROFS_MAX_BLKSZBITS	12		/* page size on the targets we boot */
+/* the kernel refuses to decompress an extent longer than this */
+#define Z_EROFS_PCLUSTER_MAX_DSIZE	(12u << 20)
 
 /* feature_compat */
 #define EROFS_FEATURE_COMPAT_SB_CHKSUM		0x00000001

@@ -14,7 +14,7 @@
 /* Limits that keep a hostile image from costing unbounded memory. */
 #define KILN_MAX_DIR_SIZE	(64u << 20)
 #define KILN_MAX_XATTR_BODY	65536u
-#define KILN_MAX_EXTENT_LEN	(12u << 20)	/* Z_EROFS_PCLUSTER_MAX_DSIZE */
+#define KILN_MAX_EXTENT_LEN	Z_EROFS_PCLUSTER_MAX_DSIZE
 
 struct kiln_rinode {
 	uint64_t nid;

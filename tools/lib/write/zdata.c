@@ -26,6 +26,7 @@ struct zfile {
 	uint64_t blocks;
 	const uint8_t *tail;		/* inline tail, from the last segment */
 	const uint8_t *raw;		/* the whole file, if one segment */
+	uint64_t segsize;
 	uint16_t tail_len;
 	bool failed;
 };
@@ -38,12 +39,13 @@ struct kiln_zwriter {
 	unsigned int blkszbits;
 	uint32_t blksz;
 	uint64_t next_blk;		/* 64-bit: checked, never wrapped */
-	uint64_t segsize;
 	struct kiln_records *recs;
 	struct zseg *ring;		/* in-flight segments, FIFO */
 	unsigned int ring_size, head, count;
 	uint8_t *arena;			/* their buffers, also FIFO */
-	size_t arena_size;
+	size_t arena_size;		/* reserved, for the biggest segments */
+	size_t arena_end;		/* used: grows with the segments seen */
+	unsigned int workers;
 	struct zseg *batch, *batch_tail; /* segments not yet queued */
 	unsigned int batch_len;
 	size_t batch_bytes;
@@ -58,12 +60,41 @@ struct kiln_zwriter {
 #define BATCH_SEGS 16u
 #define BATCH_BYTES (1u << 20)
 
-uint64_t kiln_zw_segment_size(const struct kiln_compr_cfg *cfg)
+/*
+ * Every segment ends in a partly filled pcluster, half a block lost on
+ * average: 4 MiB segments cost a 4 GiB file 2 MiB more than 16 MiB ones.
+ * So a big file gets bigger segments, up to SEG_MAX, while it still makes
+ * at least 16 of them for the workers to share; a smaller one keeps several
+ * pclusters per segment, and memory stays low when no big file comes.
+ */
+#define SEG_MIN (4u << 20)
+#define SEG_MAX (16u << 20)
+
+uint64_t kiln_zw_segment_max(void)
 {
-	/* several pclusters per segment; at most 8 MiB (kernel: 12 MiB) */
+	return SEG_MAX;
+}
+
+/*
+ * Extents decode to at most several pclusters, 4..8 MiB, whatever the
+ * segment: the kernel decodes an extent from its start for every read in
+ * it, so a 12 MiB extent of zeros reads 1.6x slower than 4 MiB ones.
+ */
+uint64_t kiln_zw_extent_max(const struct kiln_compr_cfg *cfg)
+{
 	uint64_t s = 8ull * cfg->pclustersize;
 
-	return s < (4u << 20) ? 4u << 20 : s > (8u << 20) ? 8u << 20 : s;
+	return s < SEG_MIN ? SEG_MIN : s > (8u << 20) ? 8u << 20 : s;
+}
+_Static_assert((8u << 20) <= Z_EROFS_PCLUSTER_MAX_DSIZE, "extent too long");
+
+static uint64_t seg_size(const struct kiln_compr_cfg *cfg, uint64_t isize)
+{
+	uint64_t s = kiln_zw_extent_max(cfg);
+
+	while (s < SEG_MAX && s * 16 < isize)
+		s *= 2;
+	return s < SEG_MAX ? s : SEG_MAX;
 }
 
 /* Input, output (with room for one pcluster of fit output) and extents. */
@@ -93,7 +124,7 @@ static long arena_take(struct kiln_zwriter *zw, size_t n)
 	hi = young->arena_off + young->arena_len;
 	if (young->arena_off < lo)		/* wrapped: free is [hi, lo) */
 		return hi + n <= lo ? (long)hi : -1;
-	if (hi + n <= zw->arena_size)
+	if (hi + n <= zw->arena_end)
 		return (long)hi;
 	return n <= lo ? 0 : -1;
 }
@@ -116,14 +147,16 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 	zw->blksz = 1u << blkszbits;
 	zw->next_blk = first_blk;
 	zw->recs = recs;
-	zw->segsize = kiln_zw_segment_size(cfg);
+	zw->workers = workers;
 	/*
 	 * Many small files may be in flight at once (so one big segment at
 	 * the head does not idle the other workers), but never more than two
-	 * full segments' buffers per worker.
+	 * full segments' buffers per worker. The arena is reserved for the
+	 * biggest segments and touched only as far as the segments seen need.
 	 */
 	zw->ring_size = 64 * workers;
-	zw->arena_size = 2 * workers * seg_bytes(zw, zw->segsize);
+	zw->arena_size = 2 * workers * seg_bytes(zw, SEG_MAX);
+	zw->arena_end = 2 * workers * seg_bytes(zw, seg_size(cfg, 0));
 	zw->ring = xcalloc(zw->ring_size, sizeof(*zw->ring));
 	zw->arena = xmalloc(zw->arena_size);
 	return zw;
@@ -321,8 +354,8 @@ static int retire_one(struct kiln_zwriter *zw)
 /* Gives up on a file from segment offset off on; in-flight ones drain. */
 static int abandon(struct kiln_zwriter *zw, struct zfile *f, uint64_t off)
 {
-	uint32_t unsent = (uint32_t)((f->in->size - off + zw->segsize - 1) /
-				     zw->segsize);
+	uint32_t unsent = (uint32_t)((f->in->size - off + f->segsize - 1) /
+				     f->segsize);
 
 	f->failed = true;
 	f->segs_left -= unsent;
@@ -331,17 +364,28 @@ static int abandon(struct kiln_zwriter *zw, struct zfile *f, uint64_t off)
 	return -1;
 }
 
+/* Room for two of this file's segments per worker, from now on. */
+static void grow_arena(struct kiln_zwriter *zw, uint64_t segsize)
+{
+	size_t need = 2 * zw->workers * seg_bytes(zw, (size_t)segsize);
+
+	if (need > zw->arena_end)
+		zw->arena_end = need;
+}
+
 int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in)
 {
 	uint64_t t0 = kiln_prof_start();
 	struct zfile *f = xcalloc(1, sizeof(*f));
 
 	f->in = in;
-	f->segs_left = (uint32_t)((in->size + zw->segsize - 1) / zw->segsize);
-	for (uint64_t off = 0; off < in->size; off += zw->segsize) {
+	f->segsize = seg_size(zw->cfg, in->size);
+	f->segs_left = (uint32_t)((in->size + f->segsize - 1) / f->segsize);
+	grow_arena(zw, f->segsize);
+	for (uint64_t off = 0; off < in->size; off += f->segsize) {
 		struct zseg *s;
-		size_t len = in->size - off < zw->segsize ?
-			     (size_t)(in->size - off) : (size_t)zw->segsize;
+		size_t len = in->size - off < f->segsize ?
+			     (size_t)(in->size - off) : (size_t)f->segsize;
 
 		size_t need = seg_bytes(zw, len);
 		long at;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Writing compressed files. Each file is cut into fixed-size segments
- * (independent of the worker count, so images are identical for any
- * --workers); segments are compressed by a pool of workers and written back
+ * Writing compressed files. Each file is cut into segments whose size
+ * depends on the file's size alone (never on the worker count, so images
+ * are identical for any --workers); segments are compressed by a pool of workers and written back
  * in submission order, so the data lands in file order. Buffers for at most
  * 2 * workers full segments are in flight, which bounds memory.
  */
@@ -28,7 +28,10 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in);
 /* Waits for its jobs (not the queue's others); returns the first block after all compressed data. */
 int kiln_zw_finish(struct kiln_zwriter *zw, uint64_t *end_blk);
-uint64_t kiln_zw_segment_size(const struct kiln_compr_cfg *cfg);
+/* The longest a segment can be: the workers' scratch is sized by it. */
+uint64_t kiln_zw_segment_max(void);
+/* The most input one extent takes. */
+uint64_t kiln_zw_extent_max(const struct kiln_compr_cfg *cfg);
 
 /* Index format of one compressed inode; base = inode + xattr bytes. */
 static inline struct kiln_zmap_fmt kiln_zfmt(const struct kiln_compr_cfg *c,

@@ -15,6 +15,7 @@ struct zworker {
 	uint8_t *scratch;
 	size_t scratchcap;
 	double ratio;			/* input/output of the last fit */
+	size_t extmax;			/* input of one extent, at most */
 };
 /*
  * The ratio guides the search for zstd/deflate and so shapes the extents:
@@ -31,7 +32,8 @@ void *kiln_zw_worker_init(void *arg)
 		return NULL;
 	w->cfg = cfg;
 	w->cctx = cfg->c->create(cfg);
-	w->scratchcap = kiln_zw_segment_size(cfg) * 2 + 65536;
+	w->extmax = (size_t)kiln_zw_extent_max(cfg);
+	w->scratchcap = kiln_zw_segment_max() * 2 + 65536;
 	w->scratch = cfg->c->compress ? malloc(w->scratchcap) : NULL;
 	if (!w->cctx || (cfg->c->compress && !w->scratch)) {
 		if (w->cctx)
@@ -176,7 +178,8 @@ static void compress_segment(struct zseg *s, struct zworker *w)
 	t0 = kiln_prof_add(KILN_PROF_READ, t0);
 	w->ratio = 3.0;
 	while (pos < s->inlen) {
-		size_t rem = s->inlen - pos, take = rem;
+		size_t rem = s->inlen - pos;
+		size_t take = rem < w->extmax ? rem : w->extmax;
 		uint8_t *dst = s->out + s->outlen;
 		long n = 0;
 		bool last = (s->start + pos) / blksz == lastlc;
