@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rawspeed FILE: single-core speed of each compressor on FILE cut into
- * independent 64 KiB blocks, at the default levels Kiln uses. This is the
- * physical limit a parallel mkfs is measured against.
+ * rawspeed FILE [NAME]: single-core speed of each compressor (or only the
+ * one NAME begins) on FILE cut into independent 64 KiB blocks, at the
+ * default levels Kiln uses. This is the physical limit a parallel mkfs is
+ * measured against; two copies run at once show what two cores give.
  */
 #include <libdeflate.h>
 #include <lz4.h>
@@ -10,6 +11,7 @@
 #include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <zstd.h>
 
@@ -51,7 +53,7 @@ int main(int argc, char **argv)
 {
 	static const char *names[] = { "lz4", "lz4hc,9", "zstd,3",
 				       "deflate,1", "lzma,6" };
-	FILE *f = argc == 2 ? fopen(argv[1], "rb") : NULL;
+	FILE *f = argc == 2 || argc == 3 ? fopen(argv[1], "rb") : NULL;
 	size_t n = 0, cap = 1 << 20;
 	char *in = NULL, *out = malloc(2 * BLK);
 	struct libdeflate_compressor *d = libdeflate_alloc_compressor(1);
@@ -60,7 +62,7 @@ int main(int argc, char **argv)
 	lzma_lzma_preset(&lo, 6);
 	lo.dict_size = BLK;	/* a block is all it can see */
 	if (!f) {
-		fprintf(stderr, "usage: rawspeed FILE\n");
+		fprintf(stderr, "usage: rawspeed FILE [NAME]\n");
 		return 1;
 	}
 	for (size_t r;; n += r) {
@@ -74,6 +76,10 @@ int main(int argc, char **argv)
 		size_t total = 0;
 		double t = now();
 
+		/* NAME is the part before the level: lz4 is not lz4hc */
+		if (argc == 3 && (strcspn(names[alg], ",") != strlen(argv[2]) ||
+				  strncmp(names[alg], argv[2], strlen(argv[2]))))
+			continue;
 		for (size_t off = 0; off < n; off += BLK)
 			total += one(alg, in + off, n - off < BLK ? n - off : BLK,
 				     out, 2 * BLK, d);

@@ -79,6 +79,26 @@ kiln_rows() {
 	done
 }
 
+# raw_pairs TAR: each compressor alone, then two copies at once, on a
+# sample of about 4 s of work: two busy cores share caches and memory, so
+# 2 x (each of the pair / alone) is the most any w1 -> w2 scaling can be.
+raw_pairs() {
+	local tarf=$1 sample=$BENCH/sample mbs n a b
+	for alg in $ALGS; do
+		mbs=$(awk -v a="$alg" '{ split($1, p, ","); if (p[1] == a) print $2 }' "$BENCH/$(basename "$tarf" .tar).raw")
+		n=$(awk -v m="$mbs" 'BEGIN { printf "%d", m * 4e6 }')
+		head -c "$n" "$tarf" > "$sample"
+		a=$("$BENCH/rawspeed" "$sample" "$alg" | awk '{ print $2 }')
+		"$BENCH/rawspeed" "$sample" "$alg" > "$sample.1" &
+		b=$("$BENCH/rawspeed" "$sample" "$alg" | awk '{ print $2 }')
+		wait
+		b=$(awk -v b="$b" '{ print ($2 + b) / 2 }' "$sample.1")
+		awk -v n="$alg" -v a="$a" -v b="$b" 'BEGIN {
+			printf "| %s | %.1f | %.1f | %.2f |\n", n, a, b, 2 * b / a }'
+	done
+	rm -f "$sample" "$sample.1"
+}
+
 bench_corpus() {
 	local c=$1 src=$BENCH/$1 tarf=$BENCH/$1.tar img=$BENCH/img
 	local bytes raw out=$RESULTS/$c.md
@@ -92,6 +112,12 @@ bench_corpus() {
 		echo
 		echo "| compressor | MB/s | ratio |"; echo "|---|---|---|"
 		awk '{printf "| %s | %.1f | %.3f |\n", $1, $2, $3}' "$BENCH/$c.raw"
+		echo
+		echo "The same, alone and two at once (MB/s each); the last column is the"
+		echo "ceiling of any w1 -> w2 scaling on this machine:"
+		echo
+		echo "| compressor | alone | each of two | ceiling |"; echo "|---|---|---|---|"
+		raw_pairs "$tarf"
 		echo
 		echo "| tool | wall s | cpu s | max RSS MiB | image MiB | MB/s | of raw x workers |"
 		echo "|---|---|---|---|---|---|---|"
