@@ -31,9 +31,10 @@ $(1)/obj/%.o: %.c $(LIB_HDRS) $(wildcard tools/*/*.h) | $(1)/obj
 $(1)/lib/libkiln.a: $(LIB_SRCS:%.c=$(1)/obj/%.o)
 	@mkdir -p $$(dir $$@)
 	$$(Q)rm -f $$@ && ar rcs $$@ $$^
+# mkfs.erofs reads --tar=f streams with libarchive
 $(1)/bin/mkfs.erofs: $(1)/obj/tools/mkfs/main.o $(1)/lib/libkiln.a
 	@mkdir -p $$(dir $$@)
-	$$(Q)$(2) $(3) -o $$@ $$^ $(4)
+	$$(Q)$(2) $(3) -o $$@ $$^ -larchive $(4)
 $(1)/bin/fsck.erofs: $(FSCK_SRCS:%.c=$(1)/obj/%.o) $(1)/lib/libkiln.a
 	@mkdir -p $$(dir $$@)
 	$$(Q)$(2) $(3) -o $$@ $$^ $(4)

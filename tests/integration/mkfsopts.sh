@@ -1,6 +1,7 @@
 # mkfs.erofs options that build systems pass (issue 16): lzma's extreme
 # levels are in compress.sh; here -E nosbcrc, -E noinline_data,
-# -E force-inode-compact/-extended, --ignore-mtime and the id offsets.
+# -E force-inode-compact/-extended, --ignore-mtime, the id offsets and
+# -x (xattr sharing).
 # Each image is mounted on the running kernel and compared with its
 # source (or with what the option promises); each refusal is one line.
 
@@ -114,5 +115,34 @@ test_opt_id_offsets() {
 	assert_grep 'over 4294967295' "$T/out"
 	for a in --uid-offset=-1 --gid-offset=4294967296 --uid-offset=x; do
 		expect_rejected "$a"
+	done
+}
+
+# -x N: a name/value pair that more than N files carry is shared (each
+# inode keeps a 4-byte id: 16 bytes of xattrs), else each inode has its
+# own copy (24 bytes here); -x -1 stores no xattrs at all.
+test_opt_xattr_tolerance() {
+	need_root
+	local f x want
+	mkdir "$T/src"
+	for f in a b c; do
+		echo "$f" > "$T/src/$f"
+		setfattr -n user.kiln -v same "$T/src/$f"
+	done
+	for x in "16:" "16:-x 2" "24:-x 3" "24:-x 2147483647"; do
+		want=${x%%:*}
+		mkfs ${x#*:} "$T/img" "$T/src"
+		mount_erofs "$T/img" "$T/m"
+		$TREECMP "$T/src" "$T/m" || fail "${x#*:}: tree differs"
+		umount "$T/m"
+		[ "$(dump_field "$T/img" /a "Xattr size")" = "$want" ] ||
+			fail "${x#*:}: $(oracle_dump --path=/a "$T/img")"
+	done
+	mkfs -x -1 "$T/img" "$T/src"
+	mount_erofs "$T/img" "$T/m"
+	[ -z "$(getfattr -d -m - "$T/m/a" 2>&1)" ] || fail "-x -1 kept xattrs"
+	$TREECMP --no-xattr "$T/src" "$T/m" || fail "-x -1: tree differs"
+	for x in "-x abc" "-x 1.5" "-x 2147483648" "-x -2147483649"; do
+		expect_rejected "$x"
 	done
 }

@@ -16,7 +16,8 @@
 
 struct kiln_mkfs_opts {
 	const char *image;		/* output path */
-	const char *source;		/* source directory */
+	const char *source;		/* source directory (tar: NULL, "-": stdin) */
+	bool tar;			/* --tar=f: source is a tar stream */
 	unsigned int blkszbits;
 	bool fixed_time;		/* -T / SOURCE_DATE_EPOCH: all mtimes */
 	int64_t timestamp;
@@ -38,6 +39,12 @@ struct kiln_mkfs_opts {
 	bool no_inline_data;		/* regular files' tails in blocks */
 	bool no_sb_crc;			/* -E nosbcrc */
 	uint32_t uid_offset, gid_offset;	/* added to every id */
+	/*
+	 * -x: a name/value pair is shared when more than this many inodes
+	 * carry it; below 0, no xattrs at all. Default 1: any pair used twice
+	 * (erofs-utils: 2), which never makes an image larger.
+	 */
+	long xattr_tolerance;
 };
 
 enum { KILN_INODE_AUTO, KILN_INODE_COMPACT, KILN_INODE_EXTENDED };

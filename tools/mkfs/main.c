@@ -3,6 +3,7 @@
  * mkfs.erofs: command line front end. Option names follow erofs-utils'
  * mkfs.erofs so existing build scripts keep working.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@
 enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_EXCLUDE_PATH,
 	OPT_EXCLUDE_REGEX, OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORKERS,
-	OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_IGNORE_MTIME,
+	OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_IGNORE_MTIME, OPT_TAR,
 };
 
 static const struct option long_opts[] = {
@@ -29,6 +30,7 @@ static const struct option long_opts[] = {
 	{ "exclude-regex", required_argument, NULL, OPT_EXCLUDE_REGEX },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
+	{ "tar", optional_argument, NULL, OPT_TAR },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ 0 }
@@ -38,7 +40,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: mkfs.erofs [OPTIONS] IMAGE SOURCE_DIR\n"
-"Make an EROFS image of SOURCE_DIR.\n\n"
+"       mkfs.erofs [OPTIONS] --tar=f IMAGE [TARFILE]\n"
+"Make an EROFS image of SOURCE_DIR, or of a tar archive (TARFILE absent\n"
+"or '-': standard input).\n\n"
 "  -z ALG[,LEVEL]       compress with lz4, lz4hc (1..12), zstd (1..22),\n"
 "                       lzma (0..9; 100..109 the same, extreme) or\n"
 "                       deflate (0..12)\n"
@@ -58,6 +62,8 @@ static void usage(FILE *f)
 "                       SOURCE_DATE_EPOCH when -T is not given)\n"
 "  -U UUID              volume UUID, or 'random', or 'clear';\n"
 "                       default: derived from the image metadata\n"
+"  -x N                 share an xattr that more than N files carry\n"
+"                       (default 1); below 0: store no xattrs\n"
 "  --all-root           make every file owned by root\n"
 "  --force-uid=UID      set every file's owner to UID\n"
 "  --force-gid=GID      set every file's group to GID\n"
@@ -65,6 +71,8 @@ static void usage(FILE *f)
 "                       add N to every owner / group id\n"
 "  --ignore-mtime       let files take the image's time where their own\n"
 "                       would need a 64-byte inode\n"
+"  --tar=f              the source is a tar archive (ustar, pax, GNU),\n"
+"                       the image the same as from its unpacked tree\n"
 "  --exclude-path=PATH  leave out PATH (relative to SOURCE_DIR)\n"
 "  --exclude-regex=RE   leave out paths matching the extended regex RE\n"
 "  --quiet              print errors only\n"
@@ -148,6 +156,20 @@ static int parse_extended(char *arg, struct kiln_mkfs_opts *o)
 	return 0;
 }
 
+/* -x: a decimal integer, negative allowed (erofs-utils' -x -1). */
+static int parse_tolerance(const char *arg, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < INT32_MIN || v > INT32_MAX)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 {
 	uint64_t v;
@@ -193,6 +215,10 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 		return 0;
 	case 'U':
 		return parse_uuid(arg, o) ? bad("UUID", arg) : 0;
+	case 'x':
+		return parse_tolerance(arg, &o->xattr_tolerance) ?
+		       bad("xattr tolerance (an integer; below 0: no xattrs)",
+			   arg) : 0;
 	case OPT_ALL_ROOT:
 		o->all_root = true;
 		return 0;
@@ -231,6 +257,13 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 		return 0;
 	case OPT_QUIET:
 		o->verbosity = 0;
+		return 0;
+	case OPT_TAR:
+		/* index mode (data left in the tar) needs a second device */
+		if (arg && strcmp(arg, "f"))
+			return bad("--tar mode (only 'f', full, is supported)",
+				   arg);
+		o->tar = true;
 		return 0;
 	}
 	return -1;
@@ -282,7 +315,7 @@ static int parse_args(int argc, char **argv, struct kiln_mkfs_opts *o)
 	int c;
 
 	opterr = 0;	/* one line of our own instead of getopt's */
-	while ((c = getopt_long(argc, argv, ":b:C:d:E:j:L:T:U:z:", long_opts,
+	while ((c = getopt_long(argc, argv, ":b:C:d:E:j:L:T:U:x:z:", long_opts,
 				NULL)) != -1) {
 		if (c == OPT_HELP || c == OPT_VERSION) {
 			if (c == OPT_HELP)
@@ -300,12 +333,13 @@ static int parse_args(int argc, char **argv, struct kiln_mkfs_opts *o)
 		if (parse_one(c, optarg, o))
 			return -1;
 	}
-	if (argc - optind != 2) {
-		kiln_err("need IMAGE and SOURCE_DIR (try --help)");
+	if (argc - optind != 2 && !(o->tar && argc - optind == 1)) {
+		kiln_err(o->tar ? "need IMAGE and at most one TARFILE (try "
+			 "--help)" : "need IMAGE and SOURCE_DIR (try --help)");
 		return -1;
 	}
 	o->image = argv[optind];
-	o->source = argv[optind + 1];
+	o->source = argc - optind == 2 ? argv[optind + 1] : NULL;
 	return check_compression(o) ? -1 : source_date_epoch(o);
 }
 

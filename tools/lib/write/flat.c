@@ -76,11 +76,12 @@ int kiln_flat_emit(const struct kiln_flat *f, const struct kiln_inode *in,
 
 /* Copies [start, end) of the source file, which SEEK_DATA says has data. */
 static int copy_range(const struct kiln_flat *f, const struct kiln_inode *in,
-		      int fd, uint8_t *buf, uint64_t start, uint64_t end)
+		      const struct kiln_src *src, uint8_t *buf, uint64_t start,
+		      uint64_t end)
 {
 	while (start < end) {
 		size_t want = end - start < CHUNK ? (size_t)(end - start) : CHUNK;
-		ssize_t n = pread_all(fd, buf, want, start);
+		ssize_t n = kiln_src_pread(src, buf, want, start);
 
 		if (n < 0) {
 			kiln_err("%s: read failed: %s", in->srcpath,
@@ -101,25 +102,26 @@ static int copy_range(const struct kiln_flat *f, const struct kiln_inode *in,
 
 /* Walks the data segments of the source, leaving holes as zeros. */
 static int copy_segments(const struct kiln_flat *f,
-			 const struct kiln_inode *in, int fd, uint8_t *buf)
+			 const struct kiln_inode *in, const struct kiln_src *src,
+			 uint8_t *buf)
 {
 	uint64_t pos = 0;
 
 	/* holes are written as zeros; one block or less has none */
 	if (f->zero_fill || in->size <= f->blksz)
-		return copy_range(f, in, fd, buf, 0, in->size);
+		return copy_range(f, in, src, buf, 0, in->size);
 	while (pos < in->size) {
-		off_t data = lseek(fd, (off_t)pos, SEEK_DATA);
+		off_t data = kiln_src_seek(src, pos, SEEK_DATA);
 		off_t hole;
 
 		if (data < 0 && errno == ENXIO)
 			break;		/* only a hole is left */
 		if (data < 0)	/* no SEEK_DATA here: copy it all */
-			return copy_range(f, in, fd, buf, pos, in->size);
-		hole = lseek(fd, data, SEEK_HOLE);
+			return copy_range(f, in, src, buf, pos, in->size);
+		hole = kiln_src_seek(src, (uint64_t)data, SEEK_HOLE);
 		if (hole < 0 || (uint64_t)hole > in->size)
 			hole = (off_t)in->size;
-		if (copy_range(f, in, fd, buf, (uint64_t)data, (uint64_t)hole))
+		if (copy_range(f, in, src, buf, (uint64_t)data, (uint64_t)hole))
 			return -1;
 		pos = (uint64_t)hole;
 	}
@@ -128,24 +130,24 @@ static int copy_segments(const struct kiln_flat *f,
 
 static int copy_file(const struct kiln_flat *f, const struct kiln_inode *in)
 {
-	int fd = kiln_src_open(in);
+	struct kiln_src src;
 	uint8_t *buf;
 	int ret = -1;
 
-	if (fd < 0) {
+	if (kiln_src_open(in, &src)) {
 		kiln_err("%s: %s", in->srcpath, strerror(errno));
 		return -1;
 	}
 	buf = xmalloc(in->size < CHUNK ? (size_t)in->size : CHUNK);
-	if (!copy_segments(f, in, fd, buf)) {
-		if (kiln_src_unchanged(in, fd))
+	if (!copy_segments(f, in, &src, buf)) {
+		if (kiln_src_unchanged(in, &src))
 			ret = 0;
 		else
 			kiln_err("%s: file changed while being read",
 				 in->srcpath);
 	}
 	free(buf);
-	close(fd);
+	kiln_src_close(&src);
 	return ret;
 }
 

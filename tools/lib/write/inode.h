@@ -13,6 +13,7 @@
 #include <time.h>
 
 struct kiln_xattr_item;
+struct kiln_spool;
 
 /* One name/value pair; equal pairs of all inodes share one item. */
 struct kiln_xattr {
@@ -35,6 +36,8 @@ struct kiln_inode {
 	uint64_t size;
 	uint32_t rdev;			/* encoded device number */
 	char *srcpath;			/* first path it was found at */
+	const struct kiln_spool *spool;	/* --tar=f: data is in the spool, */
+	uint64_t spool_off;		/* from here */
 	struct timespec src_mtim;	/* to notice a file changing under us */
 	char *symlink;			/* target of a symlink (size bytes) */
 	struct kiln_dentry *dentries;	/* directories: sorted, with . and .. */
@@ -62,6 +65,7 @@ struct kiln_inode {
 
 struct kiln_tree {
 	struct kiln_inode *root;
+	struct kiln_spool *spool;	/* --tar=f: where file data is */
 	struct kiln_inode **inodes;	/* every inode, in scan order */
 	uint32_t nr_inodes;
 };

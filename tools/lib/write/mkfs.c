@@ -30,6 +30,7 @@ void kiln_mkfs_opts_init(struct kiln_mkfs_opts *o)
 	o->force_gid = -1;
 	o->verbosity = 1;
 	o->workers = 1;
+	o->xattr_tolerance = 1;
 }
 
 /* The temporary file a signal must remove; set while it exists. */
@@ -73,11 +74,13 @@ static int build(const struct kiln_mkfs_opts *o, struct kiln_target *t)
 			  o->compress ? kiln_zw_worker_exit : NULL,
 			  (void *)&o->compr))
 		return -1;
-	ret = kiln_tree_scan(o, &wq, &tree, t->skip, t->nr_skip);
+	ret = o->tar ? kiln_tar_scan(o, &tree) :
+		       kiln_tree_scan(o, &wq, &tree, t->skip, t->nr_skip);
 
 	t0 = kiln_prof_add(KILN_PROF_WALK, t0);
 	if (!ret)
-		ret = kiln_xattrs_share(&tree, &pool);
+		ret = kiln_xattrs_share(&tree, &pool,
+						o->xattr_tolerance);
 	if (!ret)
 		ret = kiln_layout(&tree, &pool, o, &l);
 	kiln_prof_add(KILN_PROF_LAYOUT, t0);

@@ -1,26 +1,69 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include "common/util.h"
 #include "source.h"
 
-/* O_NONBLOCK: a FIFO put where a file was must not hang the build */
-int kiln_src_open(const struct kiln_inode *in)
+/*
+ * O_NONBLOCK: a FIFO put where a file was must not hang the build. A
+ * spooled file gets its own descriptor too, so closing is the same.
+ */
+int kiln_src_open(const struct kiln_inode *in, struct kiln_src *src)
 {
-	return open(in->srcpath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	src->base = in->spool ? in->spool_off : 0;
+	src->size = in->size;
+	src->fd = in->spool ? fcntl(in->spool->fd, F_DUPFD_CLOEXEC, 0) :
+		  open(in->srcpath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		       O_CLOEXEC);
+	return src->fd < 0 ? -1 : 0;
+}
+
+ssize_t kiln_src_pread(const struct kiln_src *src, void *buf, size_t n,
+		       uint64_t off)
+{
+	return pread_all(src->fd, buf, n, src->base + off);
+}
+
+off_t kiln_src_seek(const struct kiln_src *src, uint64_t off, int whence)
+{
+	off_t r = lseek(src->fd, (off_t)(src->base + off), whence);
+
+	if (r < 0)
+		return r;
+	r -= (off_t)src->base;
+	/* in the spool, what follows the file is the next file's */
+	if ((uint64_t)r >= src->size) {
+		if (whence == SEEK_HOLE)
+			return (off_t)src->size;
+		errno = ENXIO;
+		return -1;
+	}
+	return r;
 }
 
 /*
  * Asked after the data was read: a file that grew or shrank meanwhile has
  * another size now (no need to probe past the end), and a rewrite in place
  * moved the mtime. One fstat per file: on a tree of small files, every
- * system call per file shows.
+ * system call per file shows. The spool is Kiln's own: it does not move.
  */
-bool kiln_src_unchanged(const struct kiln_inode *in, int fd)
+bool kiln_src_unchanged(const struct kiln_inode *in, const struct kiln_src *src)
 {
 	struct stat st;
 
-	return !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	if (in->spool)
+		return true;
+	return !fstat(src->fd, &st) && S_ISREG(st.st_mode) &&
 	       (uint64_t)st.st_size == in->size &&
 	       st.st_mtim.tv_sec == in->src_mtim.tv_sec &&
 	       st.st_mtim.tv_nsec == in->src_mtim.tv_nsec;
+}
+
+void kiln_src_close(struct kiln_src *src)
+{
+	if (src->fd >= 0)
+		close(src->fd);
+	src->fd = -1;
 }

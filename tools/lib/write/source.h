@@ -1,18 +1,41 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reading the source files the tree scan found. The image must hold what
- * the scan saw: a file whose size or mtime moved, or that grew, while it
- * was read is an error, never a silently mixed image.
+ * Reading the source files the tree scan found: a file of the source
+ * directory, or a range of the spool that --tar=f copied a tar's files to.
+ * The image must hold what the scan saw: a file whose size or mtime moved,
+ * or that grew, while it was read is an error, never a silently mixed image.
  */
 #ifndef KILN_WRITE_SOURCE_H
 #define KILN_WRITE_SOURCE_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include "inode.h"
 
+/* --tar=f: an unlinked temporary file holding every file's data. */
+struct kiln_spool {
+	int fd;
+	uint64_t end;			/* the next file goes here */
+};
+
+/* A file's data, opened: offsets are the file's, whatever holds it. */
+struct kiln_src {
+	int fd;
+	uint64_t base;			/* where the file starts in fd */
+	uint64_t size;
+};
+
 /* Opens the file for reading, never following a symlink; -1 with errno. */
-int kiln_src_open(const struct kiln_inode *in);
+int kiln_src_open(const struct kiln_inode *in, struct kiln_src *src);
+ssize_t kiln_src_pread(const struct kiln_src *src, void *buf, size_t n,
+		       uint64_t off);
+/*
+ * lseek's SEEK_DATA / SEEK_HOLE within the file: -1 with ENXIO when no
+ * data is left, and a hole at most at the end.
+ */
+off_t kiln_src_seek(const struct kiln_src *src, uint64_t off, int whence);
 /* After reading: same type, size and mtime as the scan saw. */
-bool kiln_src_unchanged(const struct kiln_inode *in, int fd);
+bool kiln_src_unchanged(const struct kiln_inode *in, const struct kiln_src *src);
+void kiln_src_close(struct kiln_src *src);
 
 #endif

@@ -25,6 +25,7 @@
 #include "tree.h"
 #include "common/util.h"
 #include "common/workqueue.h"
+#include "source.h"
 #include "xattr.h"
 
 struct link_slot {
@@ -92,17 +93,13 @@ static void tree_add(struct kiln_tree *t, struct kiln_inode *in)
 	t->inodes[t->nr_inodes++] = in;
 }
 
-/*
- * The owner and group the image gives a file: --force-* over --all-root
- * over the file's own, plus the offsets (64-bit: the sum may not fit).
- */
-static void image_ids(const struct kiln_mkfs_opts *o, const struct stat *st,
-		      uint64_t *uid, uint64_t *gid)
+void kiln_image_ids(const struct kiln_mkfs_opts *o, uint64_t src_uid,
+		    uint64_t src_gid, uint64_t *uid, uint64_t *gid)
 {
 	*uid = (o->force_uid >= 0 ? (uint64_t)o->force_uid :
-		o->all_root ? 0 : st->st_uid) + o->uid_offset;
+		o->all_root ? 0 : src_uid) + o->uid_offset;
 	*gid = (o->force_gid >= 0 ? (uint64_t)o->force_gid :
-		o->all_root ? 0 : st->st_gid) + o->gid_offset;
+		o->all_root ? 0 : src_gid) + o->gid_offset;
 }
 
 /* The inode takes path (malloc'ed) as its srcpath. */
@@ -113,7 +110,7 @@ static struct kiln_inode *new_inode(struct scan *s, char *path,
 	struct kiln_inode *in = xcalloc(1, sizeof(*in));
 	uint64_t uid, gid;
 
-	image_ids(o, st, &uid, &gid);	/* scan_one checked they fit */
+	kiln_image_ids(o, st->st_uid, st->st_gid, &uid, &gid); /* checked */
 	in->mode = st->st_mode;
 	in->uid = (uint32_t)uid;
 	in->gid = (uint32_t)gid;
@@ -194,7 +191,7 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 		free(path);
 		return &s->skipped;
 	}
-	image_ids(s->o, &st, &uid, &gid);
+	kiln_image_ids(s->o, st.st_uid, st.st_gid, &uid, &gid);
 	if (uid > UINT32_MAX || gid > UINT32_MAX) {
 		kiln_err("%s: uid or gid plus --uid-offset/--gid-offset is over "
 			 "%u", path, UINT32_MAX);
@@ -219,7 +216,7 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 	}
 	tree_add(s->tree, in);
 	pthread_mutex_unlock(&s->lock);
-	if (kiln_xattrs_read(in->srcpath, in))
+	if (s->o->xattr_tolerance >= 0 && kiln_xattrs_read(in->srcpath, in))
 		return NULL;
 	if (S_ISREG(st.st_mode))
 		in->size = (uint64_t)st.st_size;
@@ -409,6 +406,9 @@ void kiln_tree_free(struct kiln_tree *tree)
 		free(in);
 	}
 	free(tree->inodes);
+	if (tree->spool && tree->spool->fd >= 0)
+		close(tree->spool->fd);
+	free(tree->spool);
 	memset(tree, 0, sizeof(*tree));
 }
 

@@ -19,7 +19,15 @@ struct kiln_file_id {
 int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq,
 		   struct kiln_tree *tree, const struct kiln_file_id *skip,
 		   unsigned int nr_skip);
+/* Builds the tree from the tar o->source (NULL or "-": stdin), --tar=f. */
+int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree);
 void kiln_tree_free(struct kiln_tree *tree);
+/*
+ * The owner and group the image gives a file: --force-* over --all-root
+ * over the file's own, plus the offsets (64-bit: the sum may not fit).
+ */
+void kiln_image_ids(const struct kiln_mkfs_opts *o, uint64_t src_uid,
+		    uint64_t src_gid, uint64_t *uid, uint64_t *gid);
 /* Sorts a directory's entries in EROFS order (bytewise, shorter first). */
 void kiln_dentries_sort(struct kiln_dentry *d, uint32_t n);
 

@@ -37,48 +37,61 @@ static int match_prefix(const char *name, const char **rest)
 	return -1;
 }
 
-static struct kiln_xattr_item *item_new(const char *path, const char *name)
+int kiln_xattr_add(struct kiln_inode *inode, const char *path,
+		   const char *name, const void *value, size_t len)
 {
 	const char *rest;
 	int index = match_prefix(name, &rest);
 	struct kiln_xattr_item *it;
-	ssize_t len;
 
 	if (index < 0) {
 		kiln_info(1, "%s: warning: xattr %s has no EROFS prefix, skipped",
 			  path, name);
-		return NULL;
+		return 0;
 	}
 	if (strlen(rest) > EROFS_NAME_LEN) {
 		kiln_err("%s: xattr name too long: %s", path, name);
-		errno = ENAMETOOLONG;
-		return NULL;
+		return -1;
 	}
-	len = lgetxattr(path, name, NULL, 0);
-	if (len < 0 || len > UINT16_MAX) {
-		kiln_err("%s: cannot read xattr %s: %s", path, name,
-			 len < 0 ? strerror(errno) : "value too large");
-		errno = EIO;
-		return NULL;
+	if (len > UINT16_MAX) {
+		kiln_err("%s: xattr %s: value too large", path, name);
+		return -1;
 	}
 	it = xcalloc(1, sizeof(*it));
 	it->index = (uint8_t)index;
 	it->name_len = (uint8_t)strlen(rest);
 	it->name = xstrdup(rest);
 	it->refs = 1;
-	it->value = xmalloc((size_t)len);
-	len = lgetxattr(path, name, it->value, (size_t)len);
-	if (len < 0) {
-		kiln_err("%s: cannot read xattr %s: %s", path, name,
-			 strerror(errno));
-		free(it->name);
-		free(it->value);
-		free(it);
-		errno = EIO;
-		return NULL;
-	}
+	it->value = xmalloc(len ? len : 1);
+	if (len)
+		memcpy(it->value, value, len);
 	it->value_size = (uint16_t)len;
-	return it;
+	inode->xattrs = xrealloc(inode->xattrs, (inode->nr_xattrs + 1) *
+				 sizeof(*inode->xattrs));
+	inode->xattrs[inode->nr_xattrs++].item = it;
+	return 0;
+}
+
+/* One attribute of a source file, read and added to inode. */
+static int read_one(const char *path, const char *name,
+		    struct kiln_inode *inode)
+{
+	ssize_t len = lgetxattr(path, name, NULL, 0);
+	uint8_t *value;
+	int ret;
+
+	if (len >= 0 && len <= UINT16_MAX) {
+		value = xmalloc(len ? (size_t)len : 1);
+		len = lgetxattr(path, name, value, (size_t)len);
+		ret = len >= 0 ? kiln_xattr_add(inode, path, name, value,
+						(size_t)len) : -1;
+		free(value);
+		if (len >= 0)
+			return ret;
+	}
+	kiln_err("%s: cannot read xattr %s: %s", path, name,
+		 len < 0 ? strerror(errno) : "value too large");
+	return -1;
 }
 
 static int list_names(const char *path, char **out, ssize_t *outlen)
@@ -106,25 +119,20 @@ int kiln_xattrs_read(const char *path, struct kiln_inode *inode)
 {
 	char *names;
 	ssize_t len;
+	int ret = 0;
 
 	if (list_names(path, &names, &len))
 		return -1;
-	for (char *n = names; n && n < names + len; n += strlen(n) + 1) {
-		struct kiln_xattr_item *it = item_new(path, n);
+	for (char *n = names; n && n < names + len && !ret; n += strlen(n) + 1) {
+		const char *rest;
 
-		if (!it) {
-			if (errno == EIO || errno == ENAMETOOLONG) {
-				free(names);
-				return -1;
-			}
-			continue;
-		}
-		inode->xattrs = xrealloc(inode->xattrs, (inode->nr_xattrs + 1) *
-					 sizeof(*inode->xattrs));
-		inode->xattrs[inode->nr_xattrs++].item = it;
+		if (match_prefix(n, &rest) < 0)	/* warned about there */
+			ret = kiln_xattr_add(inode, path, n, NULL, 0);
+		else
+			ret = read_one(path, n, inode);
 	}
 	free(names);
-	return 0;
+	return ret;
 }
 
 static int item_cmp(const struct kiln_xattr_item *a,
@@ -210,7 +218,8 @@ static void inode_finish(struct kiln_inode *inode)
 	inode->xattr_isize = inode->nr_xattrs ? size : 0;
 }
 
-int kiln_xattrs_share(struct kiln_tree *tree, struct kiln_xattr_pool *pool)
+int kiln_xattrs_share(struct kiln_tree *tree, struct kiln_xattr_pool *pool,
+		      long tolerance)
 {
 	struct kiln_xattr **slots;
 	size_t n = 0;
@@ -230,7 +239,7 @@ int kiln_xattrs_share(struct kiln_tree *tree, struct kiln_xattr_pool *pool)
 	for (size_t i = 0; i < n; i++) {
 		struct kiln_xattr_item *it = slots[i]->item;
 
-		if (it->refs < 2 || it->shared)
+		if ((long)it->refs <= tolerance || it->shared)
 			continue;
 		it->shared = true;
 		pool->items[pool->nr_items++] = it;
@@ -292,22 +301,24 @@ void kiln_xattr_ibody_encode(const struct kiln_inode *inode, uint8_t *out)
 	}
 }
 
+void kiln_xattrs_drop(struct kiln_inode *inode)
+{
+	for (uint32_t k = 0; k < inode->nr_xattrs; k++) {
+		struct kiln_xattr_item *it = inode->xattrs[k].item;
+
+		if (--it->refs == 0)
+			item_free(it);
+	}
+	free(inode->xattrs);
+	inode->xattrs = NULL;
+	inode->nr_xattrs = 0;
+}
+
 void kiln_xattrs_free(struct kiln_tree *tree, struct kiln_xattr_pool *pool)
 {
 	/* after merging, every item is owned by the first slot pointing at it */
-	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
-		struct kiln_inode *inode = tree->inodes[i];
-
-		for (uint32_t k = 0; k < inode->nr_xattrs; k++) {
-			struct kiln_xattr_item *it = inode->xattrs[k].item;
-
-			if (--it->refs == 0)
-				item_free(it);
-		}
-		free(inode->xattrs);
-		inode->xattrs = NULL;
-		inode->nr_xattrs = 0;
-	}
+	for (uint32_t i = 0; i < tree->nr_inodes; i++)
+		kiln_xattrs_drop(tree->inodes[i]);
 	free(pool->items);
 	pool->items = NULL;
 }

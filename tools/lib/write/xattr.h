@@ -26,19 +26,29 @@ struct kiln_xattr_pool {
 	uint32_t size;			/* bytes of the pool */
 };
 
+/*
+ * Adds one pair to inode (path names it in messages). A name without an
+ * EROFS prefix is skipped with a warning; -1 when it cannot be stored.
+ */
+int kiln_xattr_add(struct kiln_inode *inode, const char *path,
+		   const char *name, const void *value, size_t len);
 /* Reads the xattrs of one source path (not following symlinks). */
 int kiln_xattrs_read(const char *path, struct kiln_inode *inode);
 
 /*
- * Merges equal pairs of all inodes, picks the shared ones and orders each
- * inode's list (shared first, then inline) and sets xattr_isize.
+ * Merges equal pairs of all inodes, shares those more than tolerance
+ * inodes carry, orders each inode's list (shared first, then inline) and
+ * sets xattr_isize.
  */
-int kiln_xattrs_share(struct kiln_tree *tree, struct kiln_xattr_pool *pool);
+int kiln_xattrs_share(struct kiln_tree *tree, struct kiln_xattr_pool *pool,
+		      long tolerance);
 
 /* Assigns pool ids once the pool's byte position in the image is known. */
 void kiln_xattr_pool_place(struct kiln_xattr_pool *pool, uint64_t pos);
 void kiln_xattr_pool_encode(const struct kiln_xattr_pool *pool, uint8_t *out);
 void kiln_xattr_ibody_encode(const struct kiln_inode *inode, uint8_t *out);
+/* Releases one inode's pairs; an item goes with its last user. */
+void kiln_xattrs_drop(struct kiln_inode *inode);
 void kiln_xattrs_free(struct kiln_tree *tree, struct kiln_xattr_pool *pool);
 
 #endif

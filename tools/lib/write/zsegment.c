@@ -144,18 +144,18 @@ static size_t store_plain(struct zseg *s, size_t pos, size_t nblocks)
  */
 static int read_segment(struct zseg *s)
 {
-	int fd = kiln_src_open(s->inode);
+	struct kiln_src src;
 	ssize_t n;
 
 	s->read_failed = true;
-	if (fd < 0) {
+	if (kiln_src_open(s->inode, &src)) {
 		s->error = errno;
 		return -1;
 	}
-	n = pread_all(fd, s->in, s->inlen, s->start);
+	n = kiln_src_pread(&src, s->in, s->inlen, s->start);
 	s->error = n < 0 ? errno : (size_t)n != s->inlen ||
-		   !kiln_src_unchanged(s->inode, fd) ? EAGAIN : 0;
-	close(fd);
+		   !kiln_src_unchanged(s->inode, &src) ? EAGAIN : 0;
+	kiln_src_close(&src);
 	s->read_failed = s->error != 0;
 	return s->error ? -1 : 0;
 }

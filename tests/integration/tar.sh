@@ -1,0 +1,133 @@
+# mkfs.erofs --tar=f: an image straight from a tar stream. The oracle is
+# GNU tar itself: the stream unpacked with `tar -xp` and built as a
+# directory must give the very same image, byte for byte; and the kernel
+# mounts it and shows what the source held.
+
+# tar_of DIR FORMAT: DIR as a tar stream on stdout, xattrs included (pax
+# only) and holes kept as the format's sparse entries.
+tar_of() {
+	local x="--xattrs --xattrs-include=*"
+	[ "$2" = pax ] || x=	# GNU's format has no room for them
+	# shellcheck disable=SC2086
+	tar $x --sparse --format="$2" -C "$1" -cf - .
+}
+
+# tar_same TARFILE [OPTIONS]: --tar=f on TARFILE and on stdin give the image
+# that mkfs gives for the tree `tar -xp` makes of it.
+tar_same() {
+	local tarf=$1; shift
+	rm -rf "$T/x" && mkdir "$T/x"
+	tar --xattrs --xattrs-include='*' -xpf "$tarf" -C "$T/x" ||
+		fail "GNU tar could not unpack $tarf"
+	mkfs "$@" "$T/dir.img" "$T/x"
+	mkfs "$@" --tar=f "$T/tar.img" "$tarf"
+	cmp "$T/dir.img" "$T/tar.img" || fail "--tar=f $* differs from the tree"
+	mkfs "$@" --tar=f "$T/stdin.img" < "$tarf"
+	cmp "$T/dir.img" "$T/stdin.img" || fail "--tar=f $* on stdin differs"
+}
+
+# A tree with what tar formats differ in: long names and link targets,
+# xattrs, hard links, devices, a sparse file, a FIFO. No ACLs: tar keeps
+# them apart from xattrs (--tar=f refuses them, see below).
+tar_tree() {
+	local d=$T/src long
+	mkdir -p "$d/a/b" "$d/empty"
+	long=$(printf 'n%.0s' $(seq 1 200))
+	mkdir -p "$d/$long/$long"
+	echo deep > "$d/$long/$long/$long"
+	ln -s "$long/$long/$long" "$d/longlink"
+	seq 1 50000 > "$d/a/text"
+	head -c 5000 /dev/urandom > "$d/a/b/noise"
+	ln "$d/a/text" "$d/a/b/hardlink"
+	truncate -s 3M "$d/sparse"
+	printf 'middle' | dd of="$d/sparse" bs=1 seek=1500000 conv=notrunc status=none
+	: > "$d/a/empty"
+	mkfifo "$d/fifo"
+	mknod "$d/null" c 1 3
+	mknod "$d/blk" b 259 70000
+	setfattr -n user.kiln -v one "$d/a/text"
+	setfattr -n trusted.kiln -v two "$d/a"
+	setfattr -n security.capability -v 0sAQAAAgAgAAAAAAAAAAAAAAAAAAA= "$d/a/b/noise"
+	chown 1234:5678 "$d/a/b/noise"
+	chmod 4750 "$d/a/b/noise"
+	touch -h -d @1500000000.123456789 "$d/longlink"
+	touch -d @1600000000.5 "$d/a/text" "$d/a"
+}
+
+test_tar_formats() {
+	need_root
+	tar_tree
+	for fmt in gnu pax; do
+		tar_of "$T/src" $fmt > "$T/t.tar"
+		tar_same "$T/t.tar"
+		tar_same "$T/t.tar" -z lz4hc -C 16384
+	done
+	tar_same "$T/t.tar" -z zstd -E ztailpacking --workers=1
+	# compressed streams: libarchive's filters
+	gzip -c "$T/t.tar" > "$T/t.tar.gz"
+	tar_same "$T/t.tar.gz"
+	# and what the kernel shows is the source
+	mkfs --tar=f "$T/img" "$T/t.tar"
+	mount_erofs "$T/img" "$T/m"
+	$TREECMP "$T/src" "$T/m" || fail "mounted --tar=f image differs"
+}
+
+# The shared test tree (every file type, 3000-entry directory, xattrs in
+# every namespace), without its ACLs, through pax.
+test_tar_tree() {
+	need_root
+	tar --xattrs --xattrs-include='*' --xattrs-exclude='system.*' \
+		--no-acls --format=pax -C "$TREE" -cf "$T/t.tar" .
+	tar_same "$T/t.tar"
+	tar_same "$T/t.tar" -z lz4 -C 65536 -T 1700000000
+}
+
+# A tar made by hand: no directory entries (they are made 0755, root's,
+# with the time of the entry that needed them), a path given twice (the
+# later wins), "./" and "/" prefixes, an excluded path.
+test_tar_stream_rules() {
+	need_root
+	mkdir -p "$T/p/d"
+	echo old > "$T/p/d/f"
+	echo new > "$T/p/f2"
+	touch -d @1650000000 "$T/p/d/f" "$T/p/f2"
+	tar --format=pax -C "$T/p" -cf "$T/t.tar" --no-recursion d/f
+	tar --format=pax -C "$T/p" -rf "$T/t.tar" --transform 's,f2,d/f,' f2
+	tar --format=pax -C "$T/p" -rf "$T/t.tar" --transform 's,^,./skip/,' f2
+	mkfs --tar=f --exclude-path=skip "$T/img" "$T/t.tar"
+	mount_erofs "$T/img" "$T/m"
+	[ "$(cat "$T/m/d/f")" = new ] || fail "the later entry did not win"
+	[ ! -e "$T/m/skip" ] || fail "excluded path packed"
+	[ "$(stat -c '%a %u %g %Y' "$T/m/d")" = "755 0 0 1650000000" ] ||
+		fail "made directory: $(stat -c '%a %u %g %Y' "$T/m/d")"
+	[ "$(ls "$T/m")" = d ] || fail "root holds $(ls "$T/m")"
+}
+
+# Bad streams: one line, exit 1, no image. ACLs, which tar keeps apart
+# from xattrs, are refused rather than dropped.
+test_tar_bad_input() {
+	local t
+	mkdir "$T/src"
+	echo data > "$T/src/f"
+	tar -C "$T/src" -cf "$T/good.tar" .
+	head -c 700 "$T/good.tar" > "$T/cut.tar"
+	printf 'not a tar at all' > "$T/junk.tar"
+	python3 - "$T/dots.tar" <<-'EOF'
+		import io, sys, tarfile
+		with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+		    i = tarfile.TarInfo("a/../../escape"); i.size = 1
+		    t.addfile(i, io.BytesIO(b"x"))
+	EOF
+	cp "$T/src/f" "$T/src/g" && setfacl -m u:1000:r "$T/src/g"
+	tar --acls -C "$T/src" -cf "$T/acl.tar" g
+	for t in cut junk dots acl missing; do
+		if "$BIN/mkfs.erofs" --quiet --tar=f "$T/img" "$T/$t.tar" 2> "$T/err"; then
+			fail "$t.tar accepted"
+		fi
+		[ "$(wc -l < "$T/err")" = 1 ] || fail "$t.tar: $(cat "$T/err")"
+		[ ! -e "$T/img" ] || fail "$t.tar left an image"
+	done
+	for a in "--tar=i" "--tar=headerball" "--tar=x"; do
+		expect_rejected "$a"
+	done
+}
