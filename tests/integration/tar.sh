@@ -1,7 +1,7 @@
-# mkfs.erofs --tar=f: an image straight from a tar stream. The oracle is
-# GNU tar itself: the stream unpacked with `tar -xp` and built as a
-# directory must give the very same image, byte for byte; and the kernel
-# mounts it and shows what the source held.
+# mkfs.erofs --tar=f (and --aufs, --ovlfs-strip): an image straight from a
+# tar stream. The oracle is GNU tar itself: the stream unpacked with
+# `tar -xp` and built as a directory must give the very same image, byte
+# for byte; and the kernel mounts it and shows what the source held.
 
 # tar_of DIR FORMAT: DIR as a tar stream on stdout, xattrs included (pax
 # only) and holes kept as the format's sparse entries.
@@ -128,6 +128,67 @@ test_tar_bad_input() {
 		[ ! -e "$T/img" ] || fail "$t.tar left an image"
 	done
 	for a in "--tar=i" "--tar=headerball" "--tar=x"; do
+		expect_rejected "$a"
+	done
+}
+
+# --aufs, as containerd passes it with its layers' tars: ".wh.NAME" is a
+# whiteout, ".wh..wh..opq" an opaque directory. The oracle is overlayfs:
+# the image as the upper of two lower layers hides what they say.
+# --ovlfs-strip=1 leaves all of it out instead.
+test_tar_aufs() {
+	need_root
+	python3 - "$T/layer.tar" <<-'EOF'
+		import io, sys, tarfile
+		def add(t, name, data=None):
+		    i = tarfile.TarInfo(name)
+		    i.mtime = 1700000000
+		    if data is None:
+		        i.type = tarfile.DIRTYPE; i.mode = 0o755
+		        t.addfile(i)
+		    else:
+		        i.size = len(data); i.mode = 0o644
+		        t.addfile(i, io.BytesIO(data))
+		with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+		    add(t, "./"); add(t, "d/"); add(t, "d/.wh..wh..opq", b"")
+		    add(t, "d/f", b"new\n"); add(t, "e/"); add(t, "e/.wh.x", b"")
+	EOF
+	mkdir -p "$T/base/d" "$T/base/e"
+	echo old > "$T/base/d/old"
+	echo x > "$T/base/e/x"
+	echo y > "$T/base/e/y"
+	mkfs --tar=f --aufs -E noinline_data "$T/img" "$T/layer.tar"
+	mount_erofs "$T/img" "$T/m"
+	[ "$(stat -c '%F %t:%T' "$T/m/e/x")" = "character special file 0:0" ] ||
+		fail "e/x is $(stat -c '%F %t:%T' "$T/m/e/x")"
+	[ "$(getfattr --absolute-names --only-values -n trusted.overlay.opaque "$T/m/d")" = y ] ||
+		fail "d is not opaque"
+	getfattr -n trusted.overlay.origin "$T/m/e" >/dev/null 2>&1 ||
+		fail "e (holds a whiteout) has no origin mark"
+	mkdir "$T/ov"
+	mount -t overlay overlay -o "lowerdir=$T/m:$T/base" "$T/ov" ||
+		fail "overlayfs refused the layer"
+	echo "$T/ov" >> "$T/.mounts"
+	[ "$(cd "$T/ov" && find . | sort | tr '\n' ' ')" = ". ./d ./d/f ./e ./e/y " ] ||
+		fail "overlay shows: $(cd "$T/ov" && find . | sort | tr '\n' ' ')"
+	umount "$T/ov" "$T/m"
+	mkfs --tar=f --aufs --ovlfs-strip=1 "$T/img" "$T/layer.tar"
+	mount_erofs "$T/img" "$T/m"
+	[ "$(cd "$T/m" && find . | sort | tr '\n' ' ')" = ". ./d ./d/f ./e " ] ||
+		fail "stripped: $(cd "$T/m" && find . | sort | tr '\n' ' ')"
+	[ -z "$(getfattr -d -m - "$T/m/d" "$T/m/e" 2>&1)" ] ||
+		fail "stripped image keeps overlay marks"
+	umount "$T/m"
+	# a directory source's whiteouts and opaque marks go too
+	mkdir -p "$T/src/w"
+	mknod "$T/src/w/gone" c 0 0
+	setfattr -n trusted.overlay.opaque -v y "$T/src/w"
+	echo kept > "$T/src/w/kept"
+	mkfs --ovlfs-strip "$T/img" "$T/src"
+	mount_erofs "$T/img" "$T/m"
+	[ "$(ls -A "$T/m/w")" = kept ] || fail "w holds $(ls -A "$T/m/w")"
+	[ -z "$(getfattr -d -m - "$T/m/w" 2>&1)" ] || fail "w is still opaque"
+	for a in "--aufs" "--ovlfs-strip=2" "--tar=f --ovlfs-strip=yes"; do
 		expect_rejected "$a"
 	done
 }

@@ -18,6 +18,8 @@ struct kiln_mkfs_opts {
 	const char *image;		/* output path */
 	const char *source;		/* source directory (tar: NULL, "-": stdin) */
 	bool tar;			/* --tar=f: source is a tar stream */
+	bool aufs;			/* --aufs: .wh. entries to overlayfs */
+	bool ovlfs_strip;		/* --ovlfs-strip=1: no overlayfs marks */
 	unsigned int blkszbits;
 	bool fixed_time;		/* -T / SOURCE_DATE_EPOCH: all mtimes */
 	int64_t timestamp;

@@ -17,6 +17,7 @@ enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_EXCLUDE_PATH,
 	OPT_EXCLUDE_REGEX, OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORKERS,
 	OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_IGNORE_MTIME, OPT_TAR,
+	OPT_AUFS, OPT_OVLFS_STRIP,
 };
 
 static const struct option long_opts[] = {
@@ -31,6 +32,8 @@ static const struct option long_opts[] = {
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "tar", optional_argument, NULL, OPT_TAR },
+	{ "aufs", no_argument, NULL, OPT_AUFS },
+	{ "ovlfs-strip", optional_argument, NULL, OPT_OVLFS_STRIP },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ 0 }
@@ -73,6 +76,9 @@ static void usage(FILE *f)
 "                       would need a 64-byte inode\n"
 "  --tar=f              the source is a tar archive (ustar, pax, GNU),\n"
 "                       the image the same as from its unpacked tree\n"
+"  --aufs               with --tar=f: .wh.NAME entries become overlayfs\n"
+"                       whiteouts, .wh..wh..opq an opaque directory\n"
+"  --ovlfs-strip[=0|1]  leave out whiteouts and opaque marks\n"
 "  --exclude-path=PATH  leave out PATH (relative to SOURCE_DIR)\n"
 "  --exclude-regex=RE   leave out paths matching the extended regex RE\n"
 "  --quiet              print errors only\n"
@@ -265,6 +271,14 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 				   arg);
 		o->tar = true;
 		return 0;
+	case OPT_AUFS:
+		o->aufs = true;
+		return 0;
+	case OPT_OVLFS_STRIP:
+		if (arg && strcmp(arg, "0") && strcmp(arg, "1"))
+			return bad("--ovlfs-strip value (0 or 1)", arg);
+		o->ovlfs_strip = !arg || !strcmp(arg, "1");
+		return 0;
 	}
 	return -1;
 }
@@ -336,6 +350,10 @@ static int parse_args(int argc, char **argv, struct kiln_mkfs_opts *o)
 	if (argc - optind != 2 && !(o->tar && argc - optind == 1)) {
 		kiln_err(o->tar ? "need IMAGE and at most one TARFILE (try "
 			 "--help)" : "need IMAGE and SOURCE_DIR (try --help)");
+		return -1;
+	}
+	if (o->aufs && !o->tar) {
+		kiln_err("--aufs reads a tar's .wh. entries: it needs --tar=f");
 		return -1;
 	}
 	o->image = argv[optind];

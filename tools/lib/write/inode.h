@@ -40,6 +40,7 @@ struct kiln_inode {
 	uint64_t spool_off;		/* from here */
 	struct timespec src_mtim;	/* to notice a file changing under us */
 	char *symlink;			/* target of a symlink (size bytes) */
+	bool whiteouts;			/* dir: holds whiteouts --aufs made */
 	struct kiln_dentry *dentries;	/* directories: sorted, with . and .. */
 	uint32_t nr_dentries;
 	struct kiln_xattr *xattrs;	/* sorted by name */

@@ -77,6 +77,8 @@ static int build(const struct kiln_mkfs_opts *o, struct kiln_target *t)
 	ret = o->tar ? kiln_tar_scan(o, &tree) :
 		       kiln_tree_scan(o, &wq, &tree, t->skip, t->nr_skip);
 
+	if (!ret && o->ovlfs_strip)
+		kiln_tree_ovlfs_strip(&tree);
 	t0 = kiln_prof_add(KILN_PROF_WALK, t0);
 	if (!ret)
 		ret = kiln_xattrs_share(&tree, &pool,

@@ -24,6 +24,11 @@
 #include "tree.h"
 #include "xattr.h"
 
+#define AUFS_WH ".wh."			/* aufs: ".wh.NAME" whites out NAME */
+#define AUFS_OPQ ".wh..wh..opq"		/* and this makes its directory opaque */
+#define OVL_OPAQUE "trusted.overlay.opaque"
+#define OVL_ORIGIN "trusted.overlay.origin"
+
 /* One name in the tree, found by its whole path ("" is the root). */
 struct tar_node {
 	char *path;
@@ -370,6 +375,39 @@ static struct kiln_inode *entry_inode(struct tarscan *ts,
 	return in;
 }
 
+/*
+ * --aufs, as containerd's layers come: ".wh..wh..opq" marks its directory
+ * opaque, ".wh.NAME" becomes NAME as an overlayfs whiteout (a character
+ * device 0:0). Returns 1 for any other entry, else 0 or -1.
+ */
+static int aufs_entry(struct tarscan *ts, struct archive_entry *e,
+		      char *path, struct kiln_inode *dir)
+{
+	char *base = strrchr(path, '/');
+	struct kiln_inode *in;
+
+	base = base ? base + 1 : path;
+	if (!strcmp(base, AUFS_OPQ)) {
+		if (ts->o->xattr_tolerance < 0)
+			return 0;
+		kiln_xattr_remove(dir, OVL_OPAQUE);
+		return kiln_xattr_add(dir, dir->srcpath, OVL_OPAQUE, "y", 1);
+	}
+	if (strncmp(base, AUFS_WH, strlen(AUFS_WH)) || !base[strlen(AUFS_WH)])
+		return 1;
+	memmove(base, base + strlen(AUFS_WH), strlen(base + strlen(AUFS_WH)) + 1);
+	in = entry_inode(ts, e, path);
+	if (!in)
+		return -1;
+	free(in->symlink);
+	in->symlink = NULL;
+	in->mode = S_IFCHR | (in->mode & 07777);
+	in->rdev = 0;			/* 0:0, overlayfs' whiteout */
+	in->size = 0;
+	dir->whiteouts = true;
+	return place(ts, path, dir, in);
+}
+
 static int add_entry(struct tarscan *ts, struct archive *a,
 		     struct archive_entry *e)
 {
@@ -401,6 +439,14 @@ static int add_entry(struct tarscan *ts, struct archive *a,
 			*slash = '/';
 		if (!dir)
 			goto out;
+	}
+	if (ts->o->aufs && *path) {
+		int r = aufs_entry(ts, e, path, dir);
+
+		if (r <= 0) {
+			ret = r;
+			goto out;
+		}
 	}
 	if (link && *path) {
 		ret = add_hardlink(ts, path, link, dir);
@@ -435,12 +481,14 @@ out:
 	return ret;
 }
 
-/* Drops replaced inodes; gives directories "." and ".." and their order. */
+/*
+ * Gives directories "." and ".." and their order, and those holding
+ * whiteouts --aufs made overlayfs' "origin" mark (so overlayfs never lists
+ * such a lower directory straight, whiteouts and all); drops replaced
+ * inodes.
+ */
 static void finish_tree(struct tarscan *ts)
 {
-	struct kiln_tree *t = ts->tree;
-	uint32_t k = 0;
-
 	for (size_t i = 0; i < ts->cap; i++) {
 		struct tar_node *n = &ts->nodes[i];
 		struct kiln_inode *d = n->in;
@@ -457,20 +505,13 @@ static void finish_tree(struct tarscan *ts)
 		d->dentries[d->nr_dentries++] = (struct kiln_dentry){
 			.name = xstrdup(".."), .namelen = 2, .inode = n->dir };
 		kiln_dentries_sort(d->dentries, d->nr_dentries);
-	}
-	for (uint32_t i = 0; i < t->nr_inodes; i++) {
-		struct kiln_inode *in = t->inodes[i];
-
-		if (in->nlink) {
-			t->inodes[k++] = in;
-			continue;
+		if (d->whiteouts && !ts->o->ovlfs_strip &&
+		    ts->o->xattr_tolerance >= 0) {
+			kiln_xattr_remove(d, OVL_ORIGIN);
+			kiln_xattr_add(d, d->srcpath, OVL_ORIGIN, "", 0);
 		}
-		kiln_xattrs_drop(in);
-		free(in->srcpath);
-		free(in->symlink);
-		free(in);
 	}
-	t->nr_inodes = k;
+	kiln_tree_drop_unlinked(ts->tree);
 }
 
 /* An unlinked file for the data, where temporary files go. */

@@ -393,6 +393,28 @@ int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq,
 	return tree->root && !atomic_load(&s.failed) ? 0 : -1;
 }
 
+void kiln_tree_drop_unlinked(struct kiln_tree *t)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < t->nr_inodes; i++) {
+		struct kiln_inode *in = t->inodes[i];
+
+		if (in->nlink) {
+			t->inodes[k++] = in;
+			continue;
+		}
+		kiln_xattrs_drop(in);
+		for (uint32_t d = 0; d < in->nr_dentries; d++)
+			free(in->dentries[d].name);
+		free(in->dentries);
+		free(in->srcpath);
+		free(in->symlink);
+		free(in);
+	}
+	t->nr_inodes = k;
+}
+
 void kiln_tree_free(struct kiln_tree *tree)
 {
 	for (uint32_t i = 0; i < tree->nr_inodes; i++) {

@@ -22,6 +22,13 @@ int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq,
 /* Builds the tree from the tar o->source (NULL or "-": stdin), --tar=f. */
 int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree);
 void kiln_tree_free(struct kiln_tree *tree);
+/* Frees the inodes no name leads to any more (nlink 0), before layout. */
+void kiln_tree_drop_unlinked(struct kiln_tree *t);
+/*
+ * --ovlfs-strip=1: leaves out overlayfs whiteouts (character devices 0:0)
+ * and every "trusted.overlay.opaque" mark, for an image used on its own.
+ */
+void kiln_tree_ovlfs_strip(struct kiln_tree *t);
 /*
  * The owner and group the image gives a file: --force-* over --all-root
  * over the file's own, plus the offsets (64-bit: the sum may not fit).

@@ -37,6 +37,13 @@ static int match_prefix(const char *name, const char **rest)
 	return -1;
 }
 
+static void item_free(struct kiln_xattr_item *it)
+{
+	free(it->name);
+	free(it->value);
+	free(it);
+}
+
 int kiln_xattr_add(struct kiln_inode *inode, const char *path,
 		   const char *name, const void *value, size_t len)
 {
@@ -70,6 +77,25 @@ int kiln_xattr_add(struct kiln_inode *inode, const char *path,
 				 sizeof(*inode->xattrs));
 	inode->xattrs[inode->nr_xattrs++].item = it;
 	return 0;
+}
+
+void kiln_xattr_remove(struct kiln_inode *inode, const char *name)
+{
+	const char *rest;
+	int index = match_prefix(name, &rest);
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < inode->nr_xattrs; i++) {
+		struct kiln_xattr_item *it = inode->xattrs[i].item;
+
+		if (it->index == index && !strcmp(it->name, rest)) {
+			if (--it->refs == 0)
+				item_free(it);
+			continue;
+		}
+		inode->xattrs[k++] = inode->xattrs[i];
+	}
+	inode->nr_xattrs = k;
 }
 
 /* One attribute of a source file, read and added to inode. */
@@ -168,12 +194,6 @@ static int inode_order_cmp(const void *pa, const void *pb)
 	return item_cmp(a->item, b->item);
 }
 
-static void item_free(struct kiln_xattr_item *it)
-{
-	free(it->name);
-	free(it->value);
-	free(it);
-}
 
 /* Points every slot holding an equal pair at one item and counts users. */
 static void merge_equal(struct kiln_xattr **slots, size_t n)

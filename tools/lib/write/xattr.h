@@ -32,6 +32,8 @@ struct kiln_xattr_pool {
  */
 int kiln_xattr_add(struct kiln_inode *inode, const char *path,
 		   const char *name, const void *value, size_t len);
+/* Removes the pair named name (a full name, "trusted.x"), if any. */
+void kiln_xattr_remove(struct kiln_inode *inode, const char *name);
 /* Reads the xattrs of one source path (not following symlinks). */
 int kiln_xattrs_read(const char *path, struct kiln_inode *inode);
 
