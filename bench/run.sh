@@ -213,6 +213,7 @@ chart() {
 			plot "$BENCH/$c.dat" using 2:xtic(1)
 		EOF
 	done
+	bench/chart.sh $CORPORA	# size against time
 }
 
 scripts/musl-cc x86_64 -O2 -static -Iout/x86_64/sysroot/include bench/rawspeed.c \

@@ -121,14 +121,6 @@ static char *normalize(const char *p)
 	return out;
 }
 
-static void tree_add(struct kiln_tree *t, struct kiln_inode *in)
-{
-	if (!(t->nr_inodes & (t->nr_inodes - 1)))
-		t->inodes = xrealloc(t->inodes, (t->nr_inodes ? t->nr_inodes * 2
-					: 1) * sizeof(*t->inodes));
-	t->inodes[t->nr_inodes++] = in;
-}
-
 static struct kiln_inode *inode_new(struct tarscan *ts, const char *path,
 				    uint32_t mode, uint64_t uid, uint64_t gid,
 				    int64_t mtime, uint32_t nsec)
@@ -149,7 +141,7 @@ static struct kiln_inode *inode_new(struct tarscan *ts, const char *path,
 	in->mtime_nsec = o->fixed_time ? 0 : nsec;
 	in->nlink = 1;
 	in->srcpath = xstrdup(*path ? path : "/");
-	tree_add(ts->tree, in);
+	kiln_tree_add(ts->tree, in);
 	return in;
 }
 

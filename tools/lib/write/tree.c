@@ -84,8 +84,7 @@ static void link_grow(struct scan *s)
 	free(old);
 }
 
-/* Called with s->lock held. */
-static void tree_add(struct kiln_tree *t, struct kiln_inode *in)
+void kiln_tree_add(struct kiln_tree *t, struct kiln_inode *in)
 {
 	if (!(t->nr_inodes & (t->nr_inodes - 1)))
 		t->inodes = xrealloc(t->inodes, (t->nr_inodes ? t->nr_inodes * 2
@@ -214,7 +213,7 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 		*slot = (struct link_slot){ st.st_dev, st.st_ino, in };
 		s->links_used++;
 	}
-	tree_add(s->tree, in);
+	kiln_tree_add(s->tree, in);	/* under s->lock */
 	pthread_mutex_unlock(&s->lock);
 	if (s->o->xattr_tolerance >= 0 && kiln_xattrs_read(in->srcpath, in))
 		return NULL;

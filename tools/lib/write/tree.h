@@ -22,6 +22,8 @@ int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq,
 /* Builds the tree from the tar o->source (NULL or "-": stdin), --tar=f. */
 int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree);
 void kiln_tree_free(struct kiln_tree *tree);
+/* Appends in to the tree's inodes (callers serialise). */
+void kiln_tree_add(struct kiln_tree *t, struct kiln_inode *in);
 /* Frees the inodes no name leads to any more (nlink 0), before layout. */
 void kiln_tree_drop_unlinked(struct kiln_tree *t);
 /*
