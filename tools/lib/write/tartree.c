@@ -21,6 +21,7 @@
 #include "format/erofs_fs.h"
 #include "format/ondisk.h"
 #include "source.h"
+#include "taracl.h"
 #include "tree.h"
 #include "xattr.h"
 
@@ -337,11 +338,6 @@ static struct kiln_inode *entry_inode(struct tarscan *ts,
 
 	if (archive_entry_uid(e) < 0 || archive_entry_gid(e) < 0)
 		return tar_err(ts, path, "negative uid or gid"), NULL;
-	/* tar keeps ACLs apart from xattrs, as text: not carried yet */
-	if (archive_entry_acl_count(e, ARCHIVE_ENTRY_ACL_TYPE_POSIX1E |
-				    ARCHIVE_ENTRY_ACL_TYPE_NFS4) > 0)
-		return tar_err(ts, path, "has ACLs, which --tar=f does not "
-			       "carry yet (make the tar with --no-acls)"), NULL;
 	if (!S_ISREG(mode) && !S_ISDIR(mode) && !S_ISLNK(mode) &&
 	    !S_ISCHR(mode) && !S_ISBLK(mode) && !S_ISFIFO(mode) &&
 	    !S_ISSOCK(mode))
@@ -350,7 +346,9 @@ static struct kiln_inode *entry_inode(struct tarscan *ts,
 	in = inode_new(ts, path, (uint32_t)mode,
 		       (uint64_t)archive_entry_uid(e),
 		       (uint64_t)archive_entry_gid(e), sec, nsec);
-	if (!in || read_xattrs(ts, e, in))
+	/* tar keeps ACLs apart from xattrs, as text */
+	if (!in || read_xattrs(ts, e, in) ||
+	    (ts->o->xattr_tolerance >= 0 && kiln_tar_acls(e, in)))
 		return NULL;
 	if (S_ISCHR(mode) || S_ISBLK(mode))
 		in->rdev = erofs_encode_dev(archive_entry_rdevmajor(e),
