@@ -23,6 +23,13 @@ $(OUT)/fuzz/fuzz_fsck: $(FUZZ_SRCS) $(LIB_HDRS) $(wildcard tools/fsck/*.h)
 	$(Q)clang $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-Itools/lib -Itools/fsck $(FUZZ_SRCS) -o $@ $(DEPLIBS)
 
+# The tar fuzz target: mkfs.erofs --tar=f, the whole build (fsck.sh runs it).
+FUZZ_TAR_SRCS := tests/fuzz/fuzz_tar.c $(LIB_SRCS)
+$(OUT)/fuzz/fuzz_tar: $(FUZZ_TAR_SRCS) $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(Q)clang $(CSTD) $(WARN) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-Itools/lib $(FUZZ_TAR_SRCS) -o $@ -larchive $(DEPLIBS)
+
 # The bundle fuzz target: kiln-update's reading and unpacking of a bundle
 # (tests/integration/ota.sh runs it).
 FUZZ_BUNDLE_SRCS := tests/fuzz/fuzz_bundle.c $(OTA_SRCS) $(FULLIO_SRCS)
@@ -33,7 +40,7 @@ $(OUT)/fuzz/fuzz_bundle: $(FUZZ_BUNDLE_SRCS) $(wildcard tools/ota/*.h) \
 		-Itools/ota $(FUZZ_BUNDLE_SRCS) -o $@ $(OTA_LIBS)
 
 .PHONY: test unit-tests tools-all-arches fuzz-target fuzz
-fuzz-target: $(OUT)/fuzz/fuzz_fsck $(OUT)/fuzz/fuzz_bundle
+fuzz-target: $(OUT)/fuzz/fuzz_fsck $(OUT)/fuzz/fuzz_bundle $(OUT)/fuzz/fuzz_tar
 fuzz: fuzz-target tools
 	@FUZZ_TIME=$${FUZZ_TIME:-600} ONLY='fuzz_*' tests/run.sh
 unit-tests: $(UNIT_TESTS)

@@ -200,3 +200,24 @@ test_tar_aufs() {
 		expect_rejected "$a"
 	done
 }
+
+# The tar reader and the whole build behind it under libFuzzer (ASan,
+# UBSan), from small real tars of each format and an aufs layer: a fixed
+# number of runs from a fixed seed (make fuzz runs longer).
+once_fuzz_tar() {
+	local fmt
+	mkdir -p "$T/corpus" "$T/s/d" "$T/s/c"
+	echo a > "$T/s/d/f"
+	ln -s f "$T/s/d/l"
+	ln "$T/s/d/f" "$T/s/h"
+	mkfifo "$T/s/p"
+	: > "$T/s/c/.wh..wh..opq"
+	: > "$T/s/c/.wh.gone"
+	setfattr -n user.k -v v "$T/s/d/f"
+	tar --xattrs --format=pax -C "$T/s" -cf "$T/corpus/pax.tar" .
+	for fmt in gnu ustar; do
+		tar --format=$fmt -C "$T/s" -cf "$T/corpus/$fmt.tar" .
+	done
+	tar --format=pax -C "$T/s" -cf "$T/corpus/layer.tar" c d
+	run_fuzzer fuzz_tar 20000 3000 fuzz-tar
+}
