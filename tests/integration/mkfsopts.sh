@@ -1,7 +1,7 @@
 # mkfs.erofs options that build systems pass (issue 16): lzma's extreme
 # levels are in compress.sh; here -E nosbcrc, -E noinline_data,
-# -E force-inode-compact/-extended, --ignore-mtime, the id offsets and
-# -x (xattr sharing).
+# -E force-inode-compact/-extended, --ignore-mtime, the id offsets,
+# -x (xattr sharing) and --xattr-prefix.
 # Each image is mounted on the running kernel and compared with its
 # source (or with what the option promises); each refusal is one line.
 
@@ -144,5 +144,50 @@ test_opt_xattr_tolerance() {
 	$TREECMP --no-xattr "$T/src" "$T/m" || fail "-x -1: tree differs"
 	for x in "-x abc" "-x 1.5" "-x 2147483648" "-x -2147483649"; do
 		expect_rejected "$x"
+	done
+}
+
+# --xattr-prefix: names that begin with a long prefix store only the rest
+# (a table of prefixes after the superblock, INCOMPAT_XATTR_PREFIXES). The
+# kernel and Kiln's fsck must both give back every name; the longest
+# prefix that fits is used.
+test_opt_xattr_prefix() {
+	need_root
+	local i p
+	mkdir -p "$T/src/d"
+	for i in 1 2 3; do
+		echo "$i" > "$T/src/f$i"
+		setfattr -n trusted.overlay.metacopy -v "" "$T/src/f$i"
+		setfattr -n trusted.overlay.redirect -v "/x$i" "$T/src/f$i"
+		setfattr -n user.kiln.note -v "n$i" "$T/src/f$i"
+	done
+	setfattr -n trusted.overlay.opaque -v y "$T/src/d"
+	mkfs --xattr-prefix=trusted. --xattr-prefix=trusted.overlay. \
+		--xattr-prefix=user.kiln. "$T/img" "$T/src"
+	mkfs "$T/plain" "$T/src"
+	mount_erofs "$T/img" "$T/m"
+	$TREECMP "$T/src" "$T/m" || fail "the kernel reads other xattrs"
+	"$BIN/fsck.erofs" --extract="$T/x" "$T/img" || fail "fsck refused it"
+	$TREECMP "$T/src" "$T/x" || fail "fsck extracts other xattrs"
+	"$BIN/dump.erofs" -s "$T/img" | grep -q 'features:.*xattr_prefixes' ||
+		fail "no xattr_prefixes feature"
+	a=$("$BIN/dump.erofs" --path=/f1 "$T/img" | grep -o 'Xattr size: [0-9]*')
+	b=$("$BIN/dump.erofs" --path=/f1 "$T/plain" | grep -o 'Xattr size: [0-9]*')
+	[ "${a#*: }" -lt "${b#*: }" ] || fail "names not shorter: $a, plain $b"
+	# a table record that runs wild: one line from fsck, not a crash
+	mkfs -E nosbcrc --xattr-prefix=user.kiln. "$T/bad.img" "$T/src"
+	python3 - "$T/bad.img" <<-'EOF'
+		import struct, sys
+		with open(sys.argv[1], "r+b") as f:
+		    f.seek(1024 + 0x5c); start, = struct.unpack("<I", f.read(4))
+		    f.seek(start * 4); f.write(struct.pack("<H", 0xffff))
+	EOF
+	assert_rc 4 "$T/out" "$BIN/fsck.erofs" "$T/bad.img"	# corrupt
+	assert_lines 1 "$T/out"
+	assert_grep 'long xattr prefix 0' "$T/out"
+	p=$(for i in $(seq 0 128); do printf -- '--xattr-prefix=user.%s ' "$i"; done)
+	for a in "--xattr-prefix=foo." "--xattr-prefix=system.posix_acl_access" \
+		 "--xattr-prefix=" "$p"; do
+		expect_rejected "$a"
 	done
 }

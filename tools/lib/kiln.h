@@ -47,13 +47,21 @@ struct kiln_mkfs_opts {
 	 * (erofs-utils: 2), which never makes an image larger.
 	 */
 	long xattr_tolerance;
+	/* --xattr-prefix: long name prefixes (each begins user., trusted. or
+	 * security.), at most KILN_MAX_XATTR_PREFIXES */
+	const char **xattr_prefixes;
+	unsigned int nr_xattr_prefixes;
 };
+
+#define KILN_MAX_XATTR_PREFIXES 128	/* a 7-bit index */
 
 enum { KILN_INODE_AUTO, KILN_INODE_COMPACT, KILN_INODE_EXTENDED };
 
 enum { KILN_UUID_DERIVED, KILN_UUID_GIVEN, KILN_UUID_RANDOM };
 
 void kiln_mkfs_opts_init(struct kiln_mkfs_opts *o);
+/* A --xattr-prefix's short prefix index, or -1 if it cannot be one. */
+int kiln_xattr_prefix_check(const char *prefix);
 /* Builds the image; on failure prints one line and returns -1. */
 int kiln_mkfs(const struct kiln_mkfs_opts *o);
 

@@ -17,7 +17,7 @@ enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_EXCLUDE_PATH,
 	OPT_EXCLUDE_REGEX, OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORKERS,
 	OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_IGNORE_MTIME, OPT_TAR,
-	OPT_AUFS, OPT_OVLFS_STRIP,
+	OPT_AUFS, OPT_OVLFS_STRIP, OPT_XATTR_PREFIX,
 };
 
 static const struct option long_opts[] = {
@@ -34,6 +34,7 @@ static const struct option long_opts[] = {
 	{ "tar", optional_argument, NULL, OPT_TAR },
 	{ "aufs", no_argument, NULL, OPT_AUFS },
 	{ "ovlfs-strip", optional_argument, NULL, OPT_OVLFS_STRIP },
+	{ "xattr-prefix", required_argument, NULL, OPT_XATTR_PREFIX },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ 0 }
@@ -65,6 +66,8 @@ static void usage(FILE *f)
 "                       SOURCE_DATE_EPOCH when -T is not given)\n"
 "  -U UUID              volume UUID, or 'random', or 'clear';\n"
 "                       default: derived from the image metadata\n"
+"  --xattr-prefix=P     store xattr names that begin with P by a long\n"
+"                       prefix (P begins user., trusted. or security.)\n"
 "  -x N                 share an xattr that more than N files carry\n"
 "                       (default 1); below 0: store no xattrs\n"
 "  --all-root           make every file owned by root\n"
@@ -271,6 +274,18 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 				   arg);
 		o->tar = true;
 		return 0;
+	case OPT_XATTR_PREFIX:
+		if (kiln_xattr_prefix_check(arg) < 0)
+			return bad("xattr prefix (user., trusted. or security. "
+				   "and more)", arg);
+		if (o->nr_xattr_prefixes == KILN_MAX_XATTR_PREFIXES)
+			return bad("xattr prefix (at most 128)", arg);
+		o->xattr_prefixes = realloc(o->xattr_prefixes,
+			(o->nr_xattr_prefixes + 1) * sizeof(*o->xattr_prefixes));
+		if (!o->xattr_prefixes)
+			return bad("xattr prefix (out of memory)", arg);
+		o->xattr_prefixes[o->nr_xattr_prefixes++] = arg;
+		return 0;
 	case OPT_AUFS:
 		o->aufs = true;
 		return 0;
@@ -378,5 +393,6 @@ int main(int argc, char **argv)
 		regfree(&o.exclude_regexes[i]);
 	free(o.exclude_regexes);
 	free(o.exclude_paths);
+	free(o.xattr_prefixes);
 	return ret ? 1 : 0;
 }

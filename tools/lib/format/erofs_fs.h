@@ -223,6 +223,7 @@ enum erofs_xattr_index {
 	EROFS_XATTR_INDEX_TRUSTED = 4,
 	EROFS_XATTR_INDEX_LUSTRE = 5,
 	EROFS_XATTR_INDEX_SECURITY = 6,
+	EROFS_XATTR_LONG_PREFIX = 0x80,	/* | k: long prefix k of the table */
 };
 
 static inline uint32_t erofs_xattr_ibody_size(uint16_t icount)

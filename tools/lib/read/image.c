@@ -93,10 +93,10 @@ int kiln_image_read(const struct kiln_image *img, void *buf, uint64_t off,
 			    EROFS_FEATURE_INCOMPAT_COMPR_CFGS | \
 			    EROFS_FEATURE_INCOMPAT_CHUNKED_FILE | \
 			    EROFS_FEATURE_INCOMPAT_DEVICE_TABLE | \
-			    EROFS_FEATURE_INCOMPAT_ZTAILPACKING)
+			    EROFS_FEATURE_INCOMPAT_ZTAILPACKING | \
+			    EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES)
 #define KNOWN_INCOMPAT (SUPPORTED_INCOMPAT | \
 			EROFS_FEATURE_INCOMPAT_FRAGMENTS | \
-			EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES | \
 			EROFS_FEATURE_INCOMPAT_48BIT | \
 			EROFS_FEATURE_INCOMPAT_METABOX)
 
@@ -115,8 +115,8 @@ static int check_features(struct kiln_image *img, struct kiln_diag *d)
 	}
 	if (in & ~SUPPORTED_INCOMPAT) {
 		kiln_diag_set(d, "superblock: incompatible features 0x%x "
-			      "(fragments/dedupe, long xattr prefixes, 48-bit, "
-			      "metabox) are not supported yet",
+			      "(fragments/dedupe, 48-bit, metabox) are not "
+			      "supported yet",
 			      in & ~SUPPORTED_INCOMPAT);
 		return -1;
 	}
@@ -285,10 +285,11 @@ int kiln_image_open_fd(struct kiln_image *img, int fd, const char *name,
 		kiln_diag_set(d, "%s: read error: %s", name, strerror(errno));
 		goto fail;
 	}
-	if (check_sb(img, blk, d))
+	if (check_sb(img, blk, d) || kiln_xattr_prefixes_load(img, d))
 		goto fail;
 	return 0;
 fail:
+	kiln_xattr_prefixes_free(img);
 	close(fd);
 	img->fd = -1;
 	return -1;
@@ -310,6 +311,7 @@ int kiln_image_open(struct kiln_image *img, const char *path,
 
 void kiln_image_close(struct kiln_image *img)
 {
+	kiln_xattr_prefixes_free(img);
 	if (img->fd >= 0)
 		close(img->fd);
 	img->fd = -1;

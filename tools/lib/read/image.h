@@ -31,6 +31,8 @@ struct kiln_image {
 	uint32_t lzma_dict;
 	uint32_t zstd_window;
 	bool zero_padding, big_pcluster, ztailpacking, head2, chunked;
+	char **xprefix;			/* long xattr name prefixes, whole */
+	unsigned int nr_xprefix;
 };
 
 /*
@@ -43,6 +45,9 @@ int kiln_image_open(struct kiln_image *img, const char *path,
 int kiln_image_open_fd(struct kiln_image *img, int fd, const char *name,
 		       struct kiln_diag *d);
 void kiln_image_close(struct kiln_image *img);
+/* The long xattr name prefix table, read at open (read/xattr.c). */
+int kiln_xattr_prefixes_load(struct kiln_image *img, struct kiln_diag *d);
+void kiln_xattr_prefixes_free(struct kiln_image *img);
 
 /* Reads len bytes at off; -1 with a message if any part is outside. */
 int kiln_image_read(const struct kiln_image *img, void *buf, uint64_t off,

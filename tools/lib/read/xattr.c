@@ -19,25 +19,91 @@ static const char *const prefixes[] = {
 	[EROFS_XATTR_INDEX_SECURITY] = "security.",
 };
 
+#define NR_PREFIXES (sizeof(prefixes) / sizeof(prefixes[0]))
+
+int kiln_xattr_prefixes_load(struct kiln_image *img, struct kiln_diag *d)
+{
+	uint64_t pos = (uint64_t)img->sb.xattr_prefix_start * 4;
+	unsigned int n = img->sb.xattr_prefix_count;
+
+	if (!(img->sb.feature_incompat & EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES))
+		return 0;
+	if (n && img->sb.packed_nid) {
+		kiln_diag_set(d, "superblock: long xattr name prefixes in a "
+			      "packed inode are not supported");
+		return -1;
+	}
+	img->xprefix = calloc(n ? n : 1, sizeof(*img->xprefix));
+	if (!img->xprefix) {
+		kiln_diag_set(d, "out of memory");
+		return -1;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		uint8_t rec[2 + 256];
+		uint16_t len;
+
+		if (kiln_image_read(img, rec, pos, 3, d))
+			return -1;
+		len = get_le16(rec);
+		if (len < 1 || len > 256 || rec[2] == 0 ||
+		    rec[2] >= NR_PREFIXES) {
+			kiln_diag_set(d, "long xattr prefix %u: %u bytes, base "
+				      "index %u", i, len, rec[2]);
+			return -1;
+		}
+		if (kiln_image_read(img, rec, pos, 2u + len, d))
+			return -1;
+		if (memchr(rec + 3, 0, len - 1u)) {
+			kiln_diag_set(d, "long xattr prefix %u has a NUL byte", i);
+			return -1;
+		}
+		img->xprefix[i] = malloc(strlen(prefixes[rec[2]]) + len);
+		if (!img->xprefix[i]) {
+			kiln_diag_set(d, "out of memory");
+			return -1;
+		}
+		sprintf(img->xprefix[i], "%s%.*s", prefixes[rec[2]],
+			(int)len - 1, (const char *)rec + 3);
+		img->nr_xprefix = i + 1;
+		pos = (pos + 2 + len + 3) & ~(uint64_t)3;
+	}
+	return 0;
+}
+
+void kiln_xattr_prefixes_free(struct kiln_image *img)
+{
+	for (unsigned int i = 0; i < img->nr_xprefix; i++)
+		free(img->xprefix[i]);
+	free(img->xprefix);
+	img->xprefix = NULL;
+	img->nr_xprefix = 0;
+}
+
 /* One entry at p (avail bytes); returns its size or 0 on a bad entry. */
-static uint32_t entry(const uint8_t *p, uint32_t avail, kiln_xattr_fn fn,
-		      void *arg, int *ret, struct kiln_diag *d)
+static uint32_t entry(const struct kiln_image *img, const uint8_t *p,
+		      uint32_t avail, kiln_xattr_fn fn, void *arg, int *ret,
+		      struct kiln_diag *d)
 {
 	uint8_t nlen = p[0], idx = p[1];
 	uint16_t vlen = get_le16(p + 2);
 	uint32_t size = erofs_xattr_entry_size(nlen, vlen);
-	char name[24 + 256];
+	bool lng = idx & EROFS_XATTR_LONG_PREFIX;
+	const char *prefix;
+	char name[24 + 2 * 256];
 
 	if (size > avail) {
 		kiln_diag_set(d, "xattr entry of %u bytes overruns its area "
 			      "(%u bytes left)", size, avail);
 		return 0;
 	}
-	if (idx == 0 || idx >= sizeof(prefixes) / sizeof(prefixes[0])) {
-		kiln_diag_set(d, "xattr entry with unknown name index %u", idx);
+	idx &= (uint8_t)~EROFS_XATTR_LONG_PREFIX;
+	if (lng ? idx >= img->nr_xprefix : idx == 0 || idx >= NR_PREFIXES) {
+		kiln_diag_set(d, "xattr entry with unknown name index %s%u",
+			      lng ? "0x80|" : "", idx);
 		return 0;
 	}
-	if (idx != EROFS_XATTR_INDEX_POSIX_ACL_ACCESS &&
+	prefix = lng ? img->xprefix[idx] : prefixes[idx];
+	if (!lng && idx != EROFS_XATTR_INDEX_POSIX_ACL_ACCESS &&
 	    idx != EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT && !nlen) {
 		kiln_diag_set(d, "xattr entry with an empty name");
 		return 0;
@@ -46,7 +112,7 @@ static uint32_t entry(const uint8_t *p, uint32_t avail, kiln_xattr_fn fn,
 		kiln_diag_set(d, "xattr name contains a NUL byte");
 		return 0;
 	}
-	snprintf(name, sizeof(name), "%s%.*s", prefixes[idx], (int)nlen,
+	snprintf(name, sizeof(name), "%s%.*s", prefix, (int)nlen,
 		 (const char *)p + 4);
 	*ret = fn ? fn(arg, name, p + 4 + nlen, vlen) : 0;
 	return size;
@@ -65,7 +131,7 @@ static int shared(const struct kiln_image *img, uint32_t id, kiln_xattr_fn fn,
 	size = erofs_xattr_entry_size(head[0], get_le16(head + 2));
 	buf = malloc(size);	/* up to 64 KiB: not on a thread's stack */
 	if (!buf || kiln_image_read(img, buf, pos, size, d) ||
-	    !entry(buf, size, fn, arg, &ret, d))
+	    !entry(img, buf, size, fn, arg, &ret, d))
 		ret = -1;
 	free(buf);
 	return ret;
@@ -111,7 +177,7 @@ int kiln_xattr_each(const struct kiln_image *img, const struct kiln_rinode *ri,
 			ret = -1;
 			goto out;
 		}
-		sz = entry(body + pos, n - pos, fn, arg, &ret, d);
+		sz = entry(img, body + pos, n - pos, fn, arg, &ret, d);
 		if (!sz) {
 			ret = -1;
 			goto out;

@@ -248,6 +248,10 @@ int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
 		l->pool_pos = meta_alloc_contiguous(&a, pool->size);
 		kiln_xattr_pool_place(pool, l->pool_pos);
 	}
+	if (o->nr_xattr_prefixes)	/* 32-byte aligned: a 4-byte unit */
+		l->prefix_pos = meta_alloc_contiguous(&a,
+			kiln_xattr_prefixes_encode(o->xattr_prefixes,
+						   o->nr_xattr_prefixes, NULL));
 	l->meta_blocks = (a.end + l->blksz - 1) / l->blksz;
 	meta_alloc_free(&a);
 	if (t->root->nid > UINT16_MAX) {

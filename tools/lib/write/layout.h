@@ -20,6 +20,7 @@ struct kiln_layout {
 	uint64_t epoch;			/* mtime of compact inodes */
 	uint32_t fixed_nsec;
 	uint64_t pool_pos;		/* byte offset of the shared xattr pool */
+	uint64_t prefix_pos;		/* and of the long prefix table */
 	uint64_t meta_blocks;		/* blocks [0, meta_blocks): the head */
 	uint64_t total_blocks;		/* end of flat data; compressed follows */
 	struct kiln_inode **order;	/* inodes in nid order, root first */

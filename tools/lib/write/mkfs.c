@@ -79,6 +79,9 @@ static int build(const struct kiln_mkfs_opts *o, struct kiln_target *t)
 
 	if (!ret && o->ovlfs_strip)
 		kiln_tree_ovlfs_strip(&tree);
+	if (!ret && o->nr_xattr_prefixes)
+		kiln_xattrs_long_prefixes(&tree, o->xattr_prefixes,
+					  o->nr_xattr_prefixes);
 	t0 = kiln_prof_add(KILN_PROF_WALK, t0);
 	if (!ret)
 		ret = kiln_xattrs_share(&tree, &pool,

@@ -155,6 +155,11 @@ static int fill_superblock(struct writer *w, const struct kiln_tree *t,
 		.blocks = (uint32_t)w->end_blk,	/* checked: <= EROFS_MAX_BLOCKS */
 	};
 	memcpy(sb->volume_name, o->label, sizeof(sb->volume_name));
+	if (o->nr_xattr_prefixes) {
+		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES;
+		sb->xattr_prefix_count = (uint8_t)o->nr_xattr_prefixes;
+		sb->xattr_prefix_start = (uint32_t)(l->prefix_pos / 4);
+	}
 	set_compression(sb, w->head, o, l->blkszbits);
 	if (o->uuid_mode == KILN_UUID_GIVEN)
 		memcpy(sb->uuid, o->uuid, 16);
@@ -311,6 +316,10 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 	stage_records(&w);
 	if (pool->size)
 		kiln_xattr_pool_encode(pool, w.head + l->pool_pos);
+	if (o->nr_xattr_prefixes)
+		kiln_xattr_prefixes_encode(o->xattr_prefixes,
+					   o->nr_xattr_prefixes,
+					   w.head + l->prefix_pos);
 	ret = write_all_data(&w, o);
 	if (!ret) {
 		t0 = kiln_prof_start();

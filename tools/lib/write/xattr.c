@@ -22,6 +22,20 @@ static const struct {
 	{ "system.posix_acl_default", EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT, true },
 };
 
+static int match_prefix(const char *name, const char **rest);
+
+int kiln_xattr_prefix_check(const char *prefix)
+{
+	const char *rest;
+	int index = match_prefix(prefix, &rest);
+
+	if (index < 0 || index == EROFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
+	    index == EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT ||
+	    strlen(rest) > EROFS_NAME_LEN)
+		return -1;
+	return index;
+}
+
 static int match_prefix(const char *name, const char **rest)
 {
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
@@ -341,4 +355,72 @@ void kiln_xattrs_free(struct kiln_tree *tree, struct kiln_xattr_pool *pool)
 		kiln_xattrs_drop(tree->inodes[i]);
 	free(pool->items);
 	pool->items = NULL;
+}
+
+/* The stored name part of an item, with its short prefix in front. */
+static char *full_name(const struct kiln_xattr_item *it)
+{
+	const char *pre = "";
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (prefixes[i].index == it->index)
+			pre = prefixes[i].prefix;
+	char *full = xmalloc(strlen(pre) + it->name_len + 1);
+
+	strcpy(full, pre);
+	strcat(full, it->name);
+	return full;
+}
+
+void kiln_xattrs_long_prefixes(struct kiln_tree *t, const char *const *pfx,
+			       unsigned int n)
+{
+	for (uint32_t i = 0; i < t->nr_inodes; i++) {
+		struct kiln_inode *in = t->inodes[i];
+
+		for (uint32_t k = 0; k < in->nr_xattrs; k++) {
+			struct kiln_xattr_item *it = in->xattrs[k].item;
+			char *full = full_name(it);
+			size_t best = 0;
+			int at = -1;
+
+			/* the longest prefix that fits stores the least */
+			for (unsigned int p = 0; p < n; p++) {
+				size_t len = strlen(pfx[p]);
+
+				if (len > best && !strncmp(full, pfx[p], len)) {
+					best = len;
+					at = (int)p;
+				}
+			}
+			if (at >= 0) {
+				free(it->name);
+				it->name = xstrdup(full + best);
+				it->name_len = (uint8_t)strlen(it->name);
+				it->index = (uint8_t)(EROFS_XATTR_LONG_PREFIX | at);
+			}
+			free(full);
+		}
+	}
+}
+
+/* Each: le16 length, base index, infix; padded to 4 bytes. */
+size_t kiln_xattr_prefixes_encode(const char *const *pfx, unsigned int n,
+				  uint8_t *out)
+{
+	size_t pos = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		const char *infix;
+		int index = match_prefix(pfx[i], &infix);
+		size_t len = 1 + strlen(infix);
+
+		if (out) {
+			put_le16(out + pos, (uint16_t)len);
+			out[pos + 2] = (uint8_t)index;
+			memcpy(out + pos + 3, infix, len - 1);
+		}
+		pos = round_up(pos + 2 + len, 4);
+	}
+	return pos;
 }

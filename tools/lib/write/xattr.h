@@ -32,6 +32,12 @@ struct kiln_xattr_pool {
  */
 int kiln_xattr_add(struct kiln_inode *inode, const char *path,
 		   const char *name, const void *value, size_t len);
+/* Stores every name that begins with one of the long prefixes by it. */
+void kiln_xattrs_long_prefixes(struct kiln_tree *t, const char *const *pfx,
+			       unsigned int n);
+/* The prefix table (out may be NULL); returns its size in bytes. */
+size_t kiln_xattr_prefixes_encode(const char *const *pfx, unsigned int n,
+				  uint8_t *out);
 /* Removes the pair named name (a full name, "trusted.x"), if any. */
 void kiln_xattr_remove(struct kiln_inode *inode, const char *name);
 /* Reads the xattrs of one source path (not following symlinks). */
