@@ -41,6 +41,7 @@ struct kiln_inode {
 	struct timespec src_mtim;	/* to notice a file changing under us */
 	char *symlink;			/* target of a symlink (size bytes) */
 	bool whiteouts;			/* dir: holds whiteouts --aufs made */
+	bool opaque;			/* dir: --aufs found .wh..wh..opq */
 	struct kiln_dentry *dentries;	/* directories: sorted, with . and .. */
 	uint32_t nr_dentries;
 	struct kiln_xattr *xattrs;	/* sorted by name */

@@ -71,7 +71,7 @@ static int64_t named_id(int tag, int id, const char *name)
 
 /* One ACL type of the entry as an xattr value; 0 bytes when it has none. */
 static int encode(struct archive_entry *e, int type, struct kiln_inode *in,
-		  uint8_t **out, size_t *len)
+		  bool store, uint8_t **out, size_t *len)
 {
 	const char *path = in->srcpath;
 	int n = archive_entry_acl_reset(e, type), t, perm, tag, id, k = 0;
@@ -90,6 +90,8 @@ static int encode(struct archive_entry *e, int type, struct kiln_inode *in,
 		int64_t uid = kt == A_USER || kt == A_GROUP ?
 			      named_id(kt, id, name) : (int64_t)A_UNDEFINED_ID;
 
+		if (!store && kt != A_MASK)
+			continue;	/* only the mask matters to the mode */
 		if (kt < 0 || uid < 0 || uid > UINT32_MAX || (perm & ~7)) {
 			kiln_err("%s: ACL entry %s%s cannot be stored", path,
 				 name ? "for " : "", name ? name : "of a kind");
@@ -118,7 +120,7 @@ static int encode(struct archive_entry *e, int type, struct kiln_inode *in,
 	return 0;
 }
 
-int kiln_tar_acls(struct archive_entry *e, struct kiln_inode *in)
+int kiln_tar_acls(struct archive_entry *e, struct kiln_inode *in, bool store)
 {
 	static const struct {
 		int type;
@@ -128,22 +130,23 @@ int kiln_tar_acls(struct archive_entry *e, struct kiln_inode *in)
 		{ ARCHIVE_ENTRY_ACL_TYPE_DEFAULT, "system.posix_acl_default" },
 	};
 
-	if (archive_entry_acl_count(e, ARCHIVE_ENTRY_ACL_TYPE_NFS4) > 0) {
+	if (store && archive_entry_acl_count(e, ARCHIVE_ENTRY_ACL_TYPE_NFS4)) {
 		kiln_err("%s: NFSv4 ACLs have no place in EROFS", in->srcpath);
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		uint8_t *v;
 		size_t len;
-		int ret;
+		int ret = 0;
 
-		if (encode(e, kinds[i].type, in, &v, &len))
+		if (encode(e, kinds[i].type, in, store, &v, &len))
 			return -1;
-		if (!len)
-			continue;
-		/* the same ACL may come as an xattr too: one copy */
-		kiln_xattr_remove(in, kinds[i].xattr);
-		ret = kiln_xattr_add(in, in->srcpath, kinds[i].xattr, v, len);
+		if (len && store) {
+			/* the same ACL may come as an xattr too: one copy */
+			kiln_xattr_remove(in, kinds[i].xattr);
+			ret = kiln_xattr_add(in, in->srcpath, kinds[i].xattr,
+					     v, len);
+		}
 		free(v);
 		if (ret)
 			return -1;

@@ -30,59 +30,100 @@
 #define OVL_OPAQUE "trusted.overlay.opaque"
 #define OVL_ORIGIN "trusted.overlay.origin"
 
-/* One name in the tree, found by its whole path ("" is the root). */
+/*
+ * One name in the tree: a directory and its dentry. Names are found by
+ * (directory, name), so a deep path costs its own length, never one copy
+ * of every ancestor's path.
+ */
 struct tar_node {
-	char *path;
-	struct kiln_inode *in;
-	struct kiln_inode *dir;		/* the directory holding it */
-	uint32_t slot;			/* its dentry there */
+	struct kiln_inode *dir;		/* NULL: a free slot */
+	uint32_t slot;
+};
+
+/* A directory and where its ".." points, for the finish. */
+struct tar_dir {
+	struct kiln_inode *in, *parent;
 };
 
 struct tarscan {
 	const struct kiln_mkfs_opts *o;
 	const char *name;		/* of the tar, for messages */
 	struct kiln_tree *tree;
-	struct tar_node *nodes;		/* open addressing by path */
+	struct tar_node *nodes;		/* open addressing */
 	size_t cap, used;
+	struct tar_dir *dirs;
+	size_t nr_dirs;
 };
 
-static size_t path_hash(const char *p, size_t cap)
+static char *dupn(const char *p, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	char *s = xmalloc(n + 1);
 
-	while (*p)
-		h = (h ^ (uint8_t)*p++) * 0x100000001b3ull;
+	memcpy(s, p, n);
+	s[n] = '\0';
+	return s;
+}
+
+static const struct kiln_dentry *node_dentry(const struct tar_node *n)
+{
+	return &n->dir->dentries[n->slot];
+}
+
+static size_t name_hash(const struct kiln_inode *dir, const char *name,
+			size_t len, size_t cap)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)dir;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)name[i]) * 0x100000001b3ull;
 	return (size_t)(h ^ (h >> 32)) & (cap - 1);
 }
 
-static struct tar_node *node_find(struct tarscan *ts, const char *path)
+/* name's node in dir, or the free slot where it would go. */
+static struct tar_node *node_find(struct tarscan *ts,
+				  const struct kiln_inode *dir,
+				  const char *name, size_t len)
 {
-	size_t i = path_hash(path, ts->cap);
+	size_t i = name_hash(dir, name, len, ts->cap);
 
-	while (ts->nodes[i].path && strcmp(ts->nodes[i].path, path))
-		i = (i + 1) & (ts->cap - 1);
-	return &ts->nodes[i];
+	for (;; i = (i + 1) & (ts->cap - 1)) {
+		struct tar_node *n = &ts->nodes[i];
+		const struct kiln_dentry *d;
+
+		if (!n->dir)
+			return n;
+		d = node_dentry(n);
+		if (n->dir == dir && d->namelen == len &&
+		    !memcmp(d->name, name, len))
+			return n;
+	}
 }
 
-static struct tar_node *node_add(struct tarscan *ts, const char *path)
+static void nodes_grow(struct tarscan *ts)
 {
-	struct tar_node *n;
+	struct tar_node *old = ts->nodes;
+	size_t oldcap = ts->cap;
 
-	if (ts->used * 2 >= ts->cap) {
-		struct tar_node *old = ts->nodes;
-		size_t oldcap = ts->cap;
+	ts->cap = oldcap * 2;
+	ts->nodes = xcalloc(ts->cap, sizeof(*ts->nodes));
+	for (size_t i = 0; i < oldcap; i++) {
+		const struct kiln_dentry *d;
 
-		ts->cap = oldcap * 2;
-		ts->nodes = xcalloc(ts->cap, sizeof(*ts->nodes));
-		for (size_t i = 0; i < oldcap; i++)
-			if (old[i].path)
-				*node_find(ts, old[i].path) = old[i];
-		free(old);
+		if (!old[i].dir)
+			continue;
+		d = node_dentry(&old[i]);
+		*node_find(ts, old[i].dir, d->name, d->namelen) = old[i];
 	}
-	n = node_find(ts, path);
-	n->path = xstrdup(path);
-	ts->used++;
-	return n;
+	free(old);
+}
+
+static void dir_add(struct tarscan *ts, struct kiln_inode *in,
+		    struct kiln_inode *parent)
+{
+	if (!(ts->nr_dirs & (ts->nr_dirs - 1)))
+		ts->dirs = xrealloc(ts->dirs, (ts->nr_dirs ? ts->nr_dirs * 2 :
+				    1) * sizeof(*ts->dirs));
+	ts->dirs[ts->nr_dirs++] = (struct tar_dir){ in, parent };
 }
 
 static int tar_err(const struct tarscan *ts, const char *path,
@@ -146,68 +187,113 @@ static struct kiln_inode *inode_new(struct tarscan *ts, const char *path,
 	return in;
 }
 
-/* Puts in at path, whose directory exists: new, or in place of a file. */
-static int place(struct tarscan *ts, const char *path, struct kiln_inode *dir,
-		 struct kiln_inode *in)
+/* Puts in at name (len bytes) in dir: new, or in place of a file. */
+static int place(struct tarscan *ts, struct kiln_inode *dir, const char *name,
+		 size_t len, struct kiln_inode *in, const char *path)
 {
-	struct tar_node *n = node_find(ts, path);
-	const char *base = strrchr(path, '/');
+	struct tar_node *n;
 
-	base = base ? base + 1 : path;
-	if (strlen(base) > EROFS_NAME_LEN)
+	if (len > EROFS_NAME_LEN)
 		return tar_err(ts, path, "name longer than 255 bytes");
-	if (n->path) {
-		if (S_ISDIR(n->in->mode) || S_ISDIR(in->mode))
+	if (ts->used * 2 >= ts->cap)
+		nodes_grow(ts);
+	n = node_find(ts, dir, name, len);
+	if (n->dir) {
+		struct kiln_dentry *d = &dir->dentries[n->slot];
+
+		if (S_ISDIR(d->inode->mode) || S_ISDIR(in->mode))
 			return tar_err(ts, path, "a directory and a file by "
 				       "the same name");
-		n->in->nlink--;		/* replaced, as tar -x does */
-		n->in = in;
-		dir->dentries[n->slot].inode = in;
+		d->inode->nlink--;	/* replaced, as tar -x does */
+		d->inode = in;
 		return 0;
 	}
-	n = node_add(ts, path);
-	n->in = in;
-	n->dir = dir;
-	n->slot = dir->nr_dentries;
 	if (!(dir->nr_dentries & (dir->nr_dentries - 1)))
 		dir->dentries = xrealloc(dir->dentries, (dir->nr_dentries ?
 					 dir->nr_dentries * 2 : 1) *
 					 sizeof(*dir->dentries));
-	dir->dentries[dir->nr_dentries++] = (struct kiln_dentry){
-		.name = xstrdup(base), .namelen = (uint16_t)strlen(base),
+	dir->dentries[dir->nr_dentries] = (struct kiln_dentry){
+		.name = dupn(name, len), .namelen = (uint16_t)len,
 		.inode = in,
 	};
+	*n = (struct tar_node){ dir, dir->nr_dentries++ };
+	ts->used++;
+	if (S_ISDIR(in->mode))
+		dir_add(ts, in, dir);
 	return 0;
 }
 
-/* The directory at path, made (with its parents) if the tar never was. */
-static struct kiln_inode *get_dir(struct tarscan *ts, char *path,
-				  int64_t mtime, uint32_t nsec)
+static struct kiln_inode *root(struct tarscan *ts, int64_t mtime,
+			       uint32_t nsec)
 {
-	struct tar_node *n = node_find(ts, path);
-	struct kiln_inode *parent, *in;
-	char *slash;
+	struct kiln_inode *r = ts->tree->root;
 
-	if (n->path) {
-		if (!S_ISDIR(n->in->mode))
-			return tar_err(ts, path, "not a directory"), NULL;
-		return n->in;
+	if (!r) {
+		r = inode_new(ts, "", S_IFDIR | 0755, 0, 0, mtime, nsec);
+		if (r) {
+			ts->tree->root = r;
+			dir_add(ts, r, r);
+		}
 	}
-	in = inode_new(ts, path, S_IFDIR | 0755, 0, 0, mtime, nsec);
-	if (!in)
+	return r;
+}
+
+/*
+ * The directory holding path's last component (*base), walking down from
+ * the root. With make, directories the tar never named are made (0755,
+ * root's, with the entry's time; named by their own name in messages);
+ * without, a missing one gives NULL and no message.
+ */
+static struct kiln_inode *walk(struct tarscan *ts, const char *path,
+			       bool make, int64_t mtime, uint32_t nsec,
+			       const char **base)
+{
+	struct kiln_inode *dir = make ? root(ts, mtime, nsec) : ts->tree->root;
+
+	for (const char *p = path, *slash; dir; p = slash + 1) {
+		struct tar_node *n;
+		struct kiln_inode *sub;
+		size_t len;
+
+		slash = strchr(p, '/');
+		if (!slash) {
+			*base = p;
+			return dir;
+		}
+		len = (size_t)(slash - p);
+		n = node_find(ts, dir, p, len);
+		if (n->dir) {
+			sub = node_dentry(n)->inode;
+			if (!S_ISDIR(sub->mode))
+				return make ? tar_err(ts, path, "a file where "
+					"it needs a directory"), NULL : NULL;
+		} else if (!make) {
+			return NULL;
+		} else {
+			char *name = dupn(p, len);
+
+			sub = inode_new(ts, name, S_IFDIR | 0755, 0, 0, mtime,
+					nsec);
+			free(name);
+			if (!sub || place(ts, dir, p, len, sub, path))
+				return NULL;
+		}
+		dir = sub;
+	}
+	return NULL;
+}
+
+/* The node of an existing path ("" is the root: NULL), or NULL. */
+static struct tar_node *lookup(struct tarscan *ts, const char *path)
+{
+	const char *base;
+	struct kiln_inode *dir = walk(ts, path, false, 0, 0, &base);
+	struct tar_node *n;
+
+	if (!dir || !*path)
 		return NULL;
-	if (!*path) {			/* the root */
-		n = node_add(ts, path);
-		n->in = n->dir = ts->tree->root = in;
-		return in;
-	}
-	slash = strrchr(path, '/');
-	if (slash)
-		*slash = '\0';
-	parent = get_dir(ts, slash ? path : "", mtime, nsec);
-	if (slash)
-		*slash = '/';
-	return parent && !place(ts, path, parent, in) ? in : NULL;
+	n = node_find(ts, dir, base, strlen(base));
+	return n->dir ? n : NULL;
 }
 
 static int read_xattrs(struct tarscan *ts, struct archive_entry *e,
@@ -219,9 +305,12 @@ static int read_xattrs(struct tarscan *ts, struct archive_entry *e,
 
 	if (ts->o->xattr_tolerance < 0 || !archive_entry_xattr_reset(e))
 		return 0;
-	while (archive_entry_xattr_next(e, &name, &value, &len) == ARCHIVE_OK)
+	/* bsdtar writes each twice (LIBARCHIVE. and SCHILY.): one copy */
+	while (archive_entry_xattr_next(e, &name, &value, &len) == ARCHIVE_OK) {
+		kiln_xattr_remove(in, name);
 		if (kiln_xattr_add(in, in->srcpath, name, value, len))
 			return -1;
+	}
 	return 0;
 }
 
@@ -237,6 +326,8 @@ static int spool_data(struct tarscan *ts, struct archive *a,
 
 	in->spool = sp;
 	in->spool_off = sp->end;
+	if (in->size > (uint64_t)INT64_MAX - 4096 - sp->end)
+		return tar_err(ts, in->srcpath, "size beyond what a file holds");
 	while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
 		if (off < 0 || (uint64_t)off + len > in->size)
 			return tar_err(ts, in->srcpath, "data past its size");
@@ -250,36 +341,39 @@ static int spool_data(struct tarscan *ts, struct archive *a,
 	return 0;
 }
 
-/* An explicit entry for a directory that exists: it takes its metadata. */
+/*
+ * An explicit entry for a directory that exists takes its metadata; its
+ * xattrs join the directory's, replacing those of the same name, as
+ * `tar -xp` sets them one by one.
+ */
 static void dir_update(struct kiln_inode *dir, struct kiln_inode *in)
 {
-	kiln_xattrs_drop(dir);
 	dir->mode = in->mode;
 	dir->uid = in->uid;
 	dir->gid = in->gid;
 	dir->mtime = in->mtime;
 	dir->mtime_nsec = in->mtime_nsec;
-	dir->xattrs = in->xattrs;
-	dir->nr_xattrs = in->nr_xattrs;
-	in->xattrs = NULL;
-	in->nr_xattrs = 0;
+	kiln_xattrs_move(dir, in);
 	in->nlink = 0;			/* dropped at the end */
 }
 
 static int add_hardlink(struct tarscan *ts, const char *path,
-			const char *target, struct kiln_inode *dir)
+			const char *target, struct kiln_inode *dir,
+			const char *base)
 {
 	char *to = normalize(target);
-	struct tar_node *n = to ? node_find(ts, to) : NULL;
+	struct tar_node *n = to ? lookup(ts, to) : NULL;
+	struct tar_node *self = lookup(ts, path);
+	struct kiln_inode *in = n ? node_dentry(n)->inode : NULL;
 
 	free(to);
-	if (!n || !n->path || S_ISDIR(n->in->mode))
+	if (!in || S_ISDIR(in->mode))
 		return tar_err(ts, path, "hard link to nothing the tar had "
 			       "before it (or to a directory)");
-	if (n->in == node_find(ts, path)->in)
+	if (self && node_dentry(self)->inode == in)
 		return 0;		/* a link to itself: nothing changes */
-	n->in->nlink++;
-	return place(ts, path, dir, n->in);
+	in->nlink++;
+	return place(ts, dir, base, strlen(base), in, path);
 }
 
 static bool excluded_one(const struct kiln_mkfs_opts *o, const char *path)
@@ -348,11 +442,17 @@ static struct kiln_inode *entry_inode(struct tarscan *ts,
 		       (uint64_t)archive_entry_gid(e), sec, nsec);
 	/* tar keeps ACLs apart from xattrs, as text */
 	if (!in || read_xattrs(ts, e, in) ||
-	    (ts->o->xattr_tolerance >= 0 && kiln_tar_acls(e, in)))
+	    kiln_tar_acls(e, in, ts->o->xattr_tolerance >= 0))
 		return NULL;
-	if (S_ISCHR(mode) || S_ISBLK(mode))
+	if (S_ISCHR(mode) || S_ISBLK(mode)) {
+		/* what Linux's 32-bit device numbers (and EROFS) hold */
+		if (archive_entry_rdevmajor(e) > 0xfff ||
+		    archive_entry_rdevminor(e) > 0xfffff)
+			return tar_err(ts, path, "device number out of range"),
+			       NULL;
 		in->rdev = erofs_encode_dev(archive_entry_rdevmajor(e),
 					    archive_entry_rdevminor(e));
+	}
 	if (S_ISLNK(mode)) {
 		const char *t = archive_entry_symlink(e);
 
@@ -371,21 +471,19 @@ static struct kiln_inode *entry_inode(struct tarscan *ts,
  * device 0:0). Returns 1 for any other entry, else 0 or -1.
  */
 static int aufs_entry(struct tarscan *ts, struct archive_entry *e,
-		      char *path, struct kiln_inode *dir)
+		      char *path, struct kiln_inode *dir, char *base)
 {
-	char *base = strrchr(path, '/');
 	struct kiln_inode *in;
 
-	base = base ? base + 1 : path;
 	if (!strcmp(base, AUFS_OPQ)) {
-		if (ts->o->xattr_tolerance < 0)
-			return 0;
-		kiln_xattr_remove(dir, OVL_OPAQUE);
-		return kiln_xattr_add(dir, dir->srcpath, OVL_OPAQUE, "y", 1);
+		dir->opaque = true;	/* the mark goes on at the finish */
+		return 0;
 	}
-	if (strncmp(base, AUFS_WH, strlen(AUFS_WH)) || !base[strlen(AUFS_WH)])
+	if (strncmp(base, AUFS_WH, strlen(AUFS_WH)))
 		return 1;
 	memmove(base, base + strlen(AUFS_WH), strlen(base + strlen(AUFS_WH)) + 1);
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return tar_err(ts, path, "whiteout of no name");
 	in = entry_inode(ts, e, path);
 	if (!in)
 		return -1;
@@ -395,7 +493,7 @@ static int aufs_entry(struct tarscan *ts, struct archive_entry *e,
 	in->rdev = 0;			/* 0:0, overlayfs' whiteout */
 	in->size = 0;
 	dir->whiteouts = true;
-	return place(ts, path, dir, in);
+	return place(ts, dir, base, strlen(base), in, path);
 }
 
 static int add_entry(struct tarscan *ts, struct archive *a,
@@ -403,35 +501,31 @@ static int add_entry(struct tarscan *ts, struct archive *a,
 {
 	const char *name = archive_entry_pathname(e);
 	char *path = name ? normalize(name) : NULL;
-	const char *link = archive_entry_hardlink(e);
-	struct kiln_inode *dir = NULL, *in;
+	const char *link = archive_entry_hardlink(e), *cbase = "";
+	struct kiln_inode *dir, *in;
 	struct tar_node *n;
-	char *slash;
+	int64_t sec;
+	uint32_t nsec;
 	int ret = -1;
 
 	if (!path)
 		return tar_err(ts, name, name ? "path climbs out with '..'" :
 			       "path not readable in this locale");
+	/* what a directory source can hold, and tar -x make */
+	if (strlen(path) >= 4096) {
+		free(path);
+		return tar_err(ts, name, "path longer than 4095 bytes");
+	}
 	if (excluded(ts->o, path)) {
 		free(path);
 		return 0;		/* its data is skipped by the next read */
 	}
-	slash = strrchr(path, '/');
-	if (*path) {
-		int64_t sec;
-		uint32_t nsec;
-
-		entry_mtime(e, &sec, &nsec);
-		if (slash)
-			*slash = '\0';
-		dir = get_dir(ts, slash ? path : "", sec, nsec);
-		if (slash)
-			*slash = '/';
-		if (!dir)
-			goto out;
-	}
+	entry_mtime(e, &sec, &nsec);
+	dir = walk(ts, path, true, sec, nsec, &cbase);
+	if (!dir)
+		goto out;
 	if (ts->o->aufs && *path) {
-		int r = aufs_entry(ts, e, path, dir);
+		int r = aufs_entry(ts, e, path, dir, path + (cbase - path));
 
 		if (r <= 0) {
 			ret = r;
@@ -439,18 +533,17 @@ static int add_entry(struct tarscan *ts, struct archive *a,
 		}
 	}
 	if (link && *path) {
-		ret = add_hardlink(ts, path, link, dir);
+		ret = add_hardlink(ts, path, link, dir, cbase);
 		goto out;
 	}
 	in = entry_inode(ts, e, path);
 	if (!in)
 		goto out;
-	n = node_find(ts, path);
-	if (S_ISDIR(in->mode) && (n->path || !*path)) {
-		struct kiln_inode *old = n->path ? n->in :
-			get_dir(ts, path, in->mtime, in->mtime_nsec);
+	n = *path ? node_find(ts, dir, cbase, strlen(cbase)) : NULL;
+	if (S_ISDIR(in->mode) && (!*path || n->dir)) {
+		struct kiln_inode *old = *path ? node_dentry(n)->inode : dir;
 
-		if (!old || !S_ISDIR(old->mode)) {
+		if (!S_ISDIR(old->mode)) {
 			tar_err(ts, path, "a directory and a file by the same "
 				"name");
 			goto out;
@@ -463,7 +556,7 @@ static int add_entry(struct tarscan *ts, struct archive *a,
 		tar_err(ts, "/", "the root is not a directory");
 		goto out;
 	}
-	ret = place(ts, path, dir, in);
+	ret = place(ts, dir, cbase, strlen(cbase), in, path);
 	if (!ret && S_ISREG(in->mode) && in->size)
 		ret = spool_data(ts, a, in);
 out:
@@ -471,20 +564,29 @@ out:
 	return ret;
 }
 
+/* Sets or clears one overlayfs mark on a directory (not with -x -1). */
+static void ovl_mark(const struct tarscan *ts, struct kiln_inode *d,
+		     const char *name, const char *value, bool on)
+{
+	if (!on || ts->o->ovlfs_strip || ts->o->xattr_tolerance < 0)
+		return;
+	kiln_xattr_remove(d, name);
+	kiln_xattr_add(d, d->srcpath, name, value, strlen(value));
+}
+
 /*
- * Gives directories "." and ".." and their order, and those holding
- * whiteouts --aufs made overlayfs' "origin" mark (so overlayfs never lists
- * such a lower directory straight, whiteouts and all); drops replaced
- * inodes.
+ * Gives directories "." and "..", their order and their overlayfs marks:
+ * opaque ones, and "origin" on those holding whiteouts --aufs made (so
+ * overlayfs never lists such a lower directory straight, whiteouts and
+ * all); drops replaced inodes.
  */
 static void finish_tree(struct tarscan *ts)
 {
-	for (size_t i = 0; i < ts->cap; i++) {
-		struct tar_node *n = &ts->nodes[i];
-		struct kiln_inode *d = n->in;
+	for (size_t i = 0; i < ts->nr_dirs; i++) {
+		struct kiln_inode *d = ts->dirs[i].in;
 
-		if (!n->path || !S_ISDIR(d->mode))
-			continue;
+		if (!d->nlink)
+			continue;	/* an explicit entry merged into it */
 		d->nlink = 2;
 		for (uint32_t j = 0; j < d->nr_dentries; j++)
 			d->nlink += S_ISDIR(d->dentries[j].inode->mode);
@@ -493,13 +595,11 @@ static void finish_tree(struct tarscan *ts)
 		d->dentries[d->nr_dentries++] = (struct kiln_dentry){
 			.name = xstrdup("."), .namelen = 1, .inode = d };
 		d->dentries[d->nr_dentries++] = (struct kiln_dentry){
-			.name = xstrdup(".."), .namelen = 2, .inode = n->dir };
+			.name = xstrdup(".."), .namelen = 2,
+			.inode = ts->dirs[i].parent };
 		kiln_dentries_sort(d->dentries, d->nr_dentries);
-		if (d->whiteouts && !ts->o->ovlfs_strip &&
-		    ts->o->xattr_tolerance >= 0) {
-			kiln_xattr_remove(d, OVL_ORIGIN);
-			kiln_xattr_add(d, d->srcpath, OVL_ORIGIN, "", 0);
-		}
+		ovl_mark(ts, d, OVL_OPAQUE, "y", d->opaque);
+		ovl_mark(ts, d, OVL_ORIGIN, "", d->whiteouts);
 	}
 	kiln_tree_drop_unlinked(ts->tree);
 }
@@ -543,7 +643,7 @@ static int read_tar(struct tarscan *ts, struct archive *a)
 	if (r != ARCHIVE_EOF)
 		return tar_err(ts, NULL, archive_error_string(a));
 	/* an empty tar is an empty root */
-	return get_dir(ts, "", 0, 0) ? 0 : -1;
+	return root(ts, 0, 0) ? 0 : -1;
 }
 
 int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
@@ -564,6 +664,8 @@ int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
 	archive_read_support_format_tar(a);
 	archive_read_support_format_empty(a);
 	archive_read_support_filter_all(a);
+	/* names as the bytes they are: no locale conversion (or warning) */
+	archive_read_set_options(a, "hdrcharset=BINARY");
 	if ((in_stdin ? archive_read_open_fd(a, 0, 1 << 16) :
 	     archive_read_open_filename(a, o->source, 1 << 16)) != ARCHIVE_OK)
 		tar_err(&ts, NULL, archive_error_string(a));
@@ -577,9 +679,8 @@ int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
 		ret = -1;
 	}
 out:
-	for (size_t i = 0; i < ts.cap; i++)
-		free(ts.nodes[i].path);
 	free(ts.nodes);
+	free(ts.dirs);
 	if (a)
 		archive_read_free(a);
 	return ret;

@@ -112,6 +112,32 @@ void kiln_xattr_remove(struct kiln_inode *inode, const char *name)
 	inode->nr_xattrs = k;
 }
 
+void kiln_xattrs_move(struct kiln_inode *dst, struct kiln_inode *src)
+{
+	for (uint32_t i = 0; i < src->nr_xattrs; i++) {
+		struct kiln_xattr_item *it = src->xattrs[i].item;
+		uint32_t k = 0;
+
+		for (uint32_t j = 0; j < dst->nr_xattrs; j++) {
+			struct kiln_xattr_item *old = dst->xattrs[j].item;
+
+			if (old->index == it->index && !strcmp(old->name, it->name)) {
+				if (--old->refs == 0)
+					item_free(old);
+				continue;
+			}
+			dst->xattrs[k++] = dst->xattrs[j];
+		}
+		dst->nr_xattrs = k;
+		dst->xattrs = xrealloc(dst->xattrs, (dst->nr_xattrs + 1) *
+				       sizeof(*dst->xattrs));
+		dst->xattrs[dst->nr_xattrs++].item = it;
+	}
+	free(src->xattrs);
+	src->xattrs = NULL;
+	src->nr_xattrs = 0;
+}
+
 /* One attribute of a source file, read and added to inode. */
 static int read_one(const char *path, const char *name,
 		    struct kiln_inode *inode)

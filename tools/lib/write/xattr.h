@@ -38,6 +38,8 @@ void kiln_xattrs_long_prefixes(struct kiln_tree *t, const char *const *pfx,
 /* The prefix table (out may be NULL); returns its size in bytes. */
 size_t kiln_xattr_prefixes_encode(const char *const *pfx, unsigned int n,
 				  uint8_t *out);
+/* Moves src's pairs to dst, each replacing any of dst's by that name. */
+void kiln_xattrs_move(struct kiln_inode *dst, struct kiln_inode *src);
 /* Removes the pair named name (a full name, "trusted.x"), if any. */
 void kiln_xattr_remove(struct kiln_inode *inode, const char *name);
 /* Reads the xattrs of one source path (not following symlinks). */
