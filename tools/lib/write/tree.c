@@ -392,6 +392,17 @@ int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq,
 	return tree->root && !atomic_load(&s.failed) ? 0 : -1;
 }
 
+/* An inode and what it owns but its xattrs (kiln_xattrs_free's). */
+static void inode_free(struct kiln_inode *in)
+{
+	for (uint32_t k = 0; k < in->nr_dentries; k++)
+		free(in->dentries[k].name);
+	free(in->dentries);
+	free(in->srcpath);
+	free(in->symlink);
+	free(in);
+}
+
 void kiln_tree_drop_unlinked(struct kiln_tree *t)
 {
 	uint32_t k = 0;
@@ -404,28 +415,15 @@ void kiln_tree_drop_unlinked(struct kiln_tree *t)
 			continue;
 		}
 		kiln_xattrs_drop(in);
-		for (uint32_t d = 0; d < in->nr_dentries; d++)
-			free(in->dentries[d].name);
-		free(in->dentries);
-		free(in->srcpath);
-		free(in->symlink);
-		free(in);
+		inode_free(in);
 	}
 	t->nr_inodes = k;
 }
 
 void kiln_tree_free(struct kiln_tree *tree)
 {
-	for (uint32_t i = 0; i < tree->nr_inodes; i++) {
-		struct kiln_inode *in = tree->inodes[i];
-
-		for (uint32_t k = 0; k < in->nr_dentries; k++)
-			free(in->dentries[k].name);
-		free(in->dentries);
-		free(in->srcpath);
-		free(in->symlink);
-		free(in);
-	}
+	for (uint32_t i = 0; i < tree->nr_inodes; i++)
+		inode_free(tree->inodes[i]);
 	free(tree->inodes);
 	if (tree->spool && tree->spool->fd >= 0)
 		close(tree->spool->fd);
