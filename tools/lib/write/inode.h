@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+#include "format/erofs_fs.h"
 
 struct kiln_xattr_item;
 struct kiln_spool;
@@ -57,7 +58,8 @@ struct kiln_inode {
 	uint32_t startblk;		/* flat layouts: first data block */
 	uint32_t zblocks;		/* compressed: blocks of its pclusters */
 	uint32_t zbase;			/* compressed: inode, xattrs and index */
-	bool compressed;
+	bool compressed;		/* given to the zwriter (which may yet
+					   store it flat: see datalayout) */
 	bool no_inline;			/* tail in a block (-E noinline_data) */
 	uint32_t inline_size;		/* tail bytes after xattrs or index */
 	bool ordered;			/* layout: already given a place */
@@ -76,6 +78,13 @@ static inline bool kiln_is_dot(const struct kiln_dentry *d)
 {
 	return d->name[0] == '.' && (d->namelen == 1 ||
 		(d->namelen == 2 && d->name[1] == '.'));
+}
+
+/* Stored compressed, with a map (not flat, even if given to the zwriter). */
+static inline bool kiln_inode_zmapped(const struct kiln_inode *in)
+{
+	return in->datalayout == EROFS_INODE_COMPRESSED_FULL ||
+	       in->datalayout == EROFS_INODE_COMPRESSED_COMPACT;
 }
 
 #endif

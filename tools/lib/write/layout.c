@@ -174,26 +174,32 @@ int kiln_err_too_large(unsigned int blkszbits)
 	return -1;
 }
 
-static int assign_blocks(struct kiln_layout *l)
+/* Flat data blocks of an inode: its partial last block may be inline. */
+static uint64_t flat_nblocks(const struct kiln_inode *in, uint32_t blksz)
 {
-	uint64_t next = l->meta_blocks;
+	if (!has_blocks(in) || in->compressed)
+		return 0;
+	return in->datalayout == EROFS_INODE_FLAT_INLINE ?
+	       in->size / blksz : (in->size + blksz - 1) / blksz;
+}
+
+int kiln_layout_place_flat(const struct kiln_layout *l, uint64_t *blk)
+{
+	uint64_t next = *blk;
 
 	for (uint32_t i = 0; i < l->nr; i++) {
 		struct kiln_inode *in = l->order[i];
-		uint64_t n;
+		uint64_t n = flat_nblocks(in, l->blksz);
 
-		in->ino = i + 1;
 		if (!has_blocks(in) || in->compressed)
 			continue;
-		n = in->datalayout == EROFS_INODE_FLAT_INLINE ?
-		    in->size / l->blksz : (in->size + l->blksz - 1) / l->blksz;
 		in->startblk = n ? (uint32_t)next :
 			       in->inline_size ? EROFS_NULL_ADDR : 0;
 		next += n;
 		if (next > EROFS_MAX_BLOCKS)
 			return kiln_err_too_large(l->blkszbits);
 	}
-	l->total_blocks = next;
+	*blk = next;
 	return 0;
 }
 
@@ -237,29 +243,22 @@ int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
 			return -1;
 	order_inodes(t, l);
 
-	for (uint32_t i = 0; i < l->nr; i++)
+	for (uint32_t i = 0; i < l->nr; i++) {
 		prepare_inode_record(l->order[i], l->blksz, cfg, i > 0);
-	/* the root's record right after the superblock (a 16-bit nid) */
+		l->order[i]->ino = i + 1;
+		l->flat_blocks += flat_nblocks(l->order[i], l->blksz);
+	}
+	if (pool->size)		/* ids count from the pool's start */
+		kiln_xattr_pool_place(pool, 0);
 	meta_alloc_init(&a, l->blksz, EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE +
 			kiln_compr_cfgs_encode(cfg, blkszbits, NULL));
-	t->root->nid = meta_alloc_record(&a, t->root->rec_size) >>
-		       EROFS_ISLOT_BITS;
-	if (pool->size) {
-		l->pool_pos = meta_alloc_contiguous(&a, pool->size);
-		kiln_xattr_pool_place(pool, l->pool_pos);
-	}
 	if (o->nr_xattr_prefixes)	/* 32-byte aligned: a 4-byte unit */
 		l->prefix_pos = meta_alloc_contiguous(&a,
 			kiln_xattr_prefixes_encode(o->xattr_prefixes,
 						   o->nr_xattr_prefixes, NULL));
-	l->meta_blocks = (a.end + l->blksz - 1) / l->blksz;
+	l->head_blocks = (a.end + l->blksz - 1) / l->blksz;
 	meta_alloc_free(&a);
-	if (t->root->nid > UINT16_MAX) {
-		kiln_err("root inode nid %llu does not fit 16 bits",
-			 (unsigned long long)t->root->nid);
-		return -1;
-	}
-	return assign_blocks(l);
+	return 0;
 }
 
 void kiln_layout_free(struct kiln_layout *l)

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Layout: decides what can be decided before a byte is written. The head
- * of the image holds the superblock, the root's record (its nid is 16-bit)
- * and the shared xattr pool; flat data blocks follow it, then compressed
- * data, then every other inode record (records.h), packed once the
- * compressed ones are sized. Nids are absolute (meta_blkaddr is 0). All
- * decisions depend only on the tree, so the image is reproducible.
+ * of the image holds what the options alone size: the superblock, the
+ * compression configurations and the long xattr prefix table. Compressed
+ * data follows it, then flat data blocks (placed once the compressed data
+ * is written), then the metadata area (records.h): the shared xattr pool,
+ * the root's record (its nid is 16-bit) and every other record. Nids count
+ * from that area (meta_blkaddr). All decisions depend only on the tree, so
+ * the image is reproducible.
  */
 #ifndef KILN_LAYOUT_H
 #define KILN_LAYOUT_H
@@ -19,16 +21,17 @@ struct kiln_layout {
 	uint32_t blksz;
 	uint64_t epoch;			/* mtime of compact inodes */
 	uint32_t fixed_nsec;
-	uint64_t pool_pos;		/* byte offset of the shared xattr pool */
-	uint64_t prefix_pos;		/* and of the long prefix table */
-	uint64_t meta_blocks;		/* blocks [0, meta_blocks): the head */
-	uint64_t total_blocks;		/* end of flat data; compressed follows */
+	uint64_t prefix_pos;		/* byte offset of the long prefix table */
+	uint64_t head_blocks;		/* blocks [0, head_blocks): the head */
+	uint64_t flat_blocks;		/* blocks of flat data, wherever placed */
 	struct kiln_inode **order;	/* inodes in nid order, root first */
 	uint32_t nr;
 };
 
 int kiln_layout(struct kiln_tree *tree, struct kiln_xattr_pool *pool,
 		const struct kiln_mkfs_opts *o, struct kiln_layout *l);
+/* Gives flat data its blocks from *blk on; *blk ends after them. */
+int kiln_layout_place_flat(const struct kiln_layout *l, uint64_t *blk);
 /* Superblock extension: the compression configuration records. */
 size_t kiln_compr_cfgs_encode(const struct kiln_compr_cfg *cfg,
 			      unsigned int blkszbits, uint8_t *out);

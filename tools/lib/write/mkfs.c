@@ -91,7 +91,8 @@ static int build(const struct kiln_mkfs_opts *o, struct kiln_target *t)
 	kiln_prof_add(KILN_PROF_LAYOUT, t0);
 	/* a device too small for what is already known fails before a write */
 	if (!ret)
-		ret = kiln_target_prepare(t, l.total_blocks << l.blkszbits);
+		ret = kiln_target_prepare(t, (l.head_blocks + l.flat_blocks) <<
+						 l.blkszbits);
 	if (!ret)
 		ret = kiln_write_image(t->fd, o->image, &tree, &pool, &l, o,
 				       &wq);

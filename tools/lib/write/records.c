@@ -72,8 +72,9 @@ static uint64_t place(struct meta_alloc *a, const struct kiln_inode *in)
  * sizes in layout order. Placed in layout order alone, a big record often
  * found no room and left a gap behind.
  */
-void kiln_records_pack(struct kiln_records *r, struct kiln_inode **order,
-		       uint32_t nr, uint64_t blk)
+int kiln_records_pack(struct kiln_records *r, struct kiln_inode **order,
+		      uint32_t nr, uint64_t blk, const uint8_t *pool,
+		      uint32_t pool_size)
 {
 	uint32_t nsz = (r->blksz >> EROFS_ISLOT_BITS) + 2;	/* > any slots() */
 	uint32_t *at = xcalloc(nsz + 1, sizeof(*at));
@@ -89,37 +90,55 @@ void kiln_records_pack(struct kiln_records *r, struct kiln_inode **order,
 	for (uint32_t i = nr; i-- > 1;)
 		v[--at[nsz - slots(order[i]->rec_size, r->blksz)]] = order[i];
 	r->start = blk * r->blksz;
+	r->pool = pool;
+	r->pool_size = pool_size;
 	meta_alloc_init(&a, r->blksz, 0);
+	if (pool_size)
+		meta_alloc_contiguous(&a, pool_size);
+	if (nr)		/* whole, never straddling (layout.c) */
+		order[0]->nid = meta_alloc_record(&a, order[0]->rec_size) >>
+				EROFS_ISLOT_BITS;
 	for (uint32_t i = 0; i < n; i++)
-		v[i]->nid = (r->start + place(&a, v[i])) >> EROFS_ISLOT_BITS;
+		v[i]->nid = place(&a, v[i]) >> EROFS_ISLOT_BITS;
 	free(v);
 	free(at);
 	r->size = round_up(a.end, r->blksz);
 	r->used = a.used;
 	meta_alloc_free(&a);
+	if (nr && order[0]->nid > UINT16_MAX) {
+		kiln_err("root inode nid %llu does not fit 16 bits (a shared "
+			 "xattr pool of %u bytes before it)",
+			 (unsigned long long)order[0]->nid, pool_size);
+		return -1;
+	}
+	return 0;
 }
 
-static uint64_t area_pos(const struct kiln_records *r,
-			 const struct kiln_inode *in)
+static uint64_t area_pos(const struct kiln_inode *in)
 {
-	return (in->nid << EROFS_ISLOT_BITS) - r->start;
+	return in->nid << EROFS_ISLOT_BITS;
 }
 
-/* The part of in's record inside the window [wpos, wpos + WINDOW). */
-static void copy_part(const struct kiln_records *r, uint8_t *win,
-		      uint64_t wpos, const struct kiln_inode *in)
+/* The part of [pos, pos + n) inside the window [wpos, wpos + WINDOW). */
+static void copy_part(uint8_t *win, uint64_t wpos, const uint8_t *p,
+		      uint64_t pos, uint64_t n)
 {
-	uint64_t pos = area_pos(r, in);
 	uint64_t s = pos > wpos ? pos : wpos;
-	uint64_t e = pos + in->rec_size;
+	uint64_t e = pos + n;
 
 	if (e > wpos + WINDOW)
 		e = wpos + WINDOW;
 	if (s < e)
-		memcpy(win + (s - wpos), in->rec + (s - pos), e - s);
+		memcpy(win + (s - wpos), p + (s - pos), e - s);
 }
 
-/* order[1..nr) sorted by the block their record starts in (counting sort). */
+static void copy_record(uint8_t *win, uint64_t wpos,
+			const struct kiln_inode *in)
+{
+	copy_part(win, wpos, in->rec, area_pos(in), in->rec_size);
+}
+
+/* order[0..nr) sorted by the block their record starts in (counting sort). */
 static struct kiln_inode **by_block(const struct kiln_records *r,
 				    struct kiln_inode **order, uint32_t nr,
 				    uint32_t **first)
@@ -128,12 +147,12 @@ static struct kiln_inode **by_block(const struct kiln_records *r,
 	uint32_t *at = xcalloc(nblk + 1, sizeof(*at));
 	struct kiln_inode **v = xmalloc((nr ? nr : 1) * sizeof(*v));
 
-	for (uint32_t i = 1; i < nr; i++)
-		at[area_pos(r, order[i]) / r->blksz + 1]++;
+	for (uint32_t i = 0; i < nr; i++)
+		at[area_pos(order[i]) / r->blksz + 1]++;
 	for (uint64_t b = 1; b <= nblk; b++)
 		at[b] += at[b - 1];
-	for (uint32_t i = 1; i < nr; i++)	/* at[b] ends as b + 1's start */
-		v[at[area_pos(r, order[i]) / r->blksz]++] = order[i];
+	for (uint32_t i = 0; i < nr; i++)	/* at[b] ends as b + 1's start */
+		v[at[area_pos(order[i]) / r->blksz]++] = order[i];
 	*first = at;
 	return v;
 }
@@ -154,14 +173,15 @@ int kiln_records_write(const struct kiln_records *r, struct kiln_inode **order,
 		struct kiln_inode *next = NULL;
 
 		memset(win, 0, len);
+		copy_part(win, wpos, r->pool, 0, r->pool_size);
 		if (carry) {
-			copy_part(r, win, wpos, carry);
-			if (area_pos(r, carry) + carry->rec_size > wpos + len)
+			copy_record(win, wpos, carry);
+			if (area_pos(carry) + carry->rec_size > wpos + len)
 				next = carry;
 		}
 		for (; i < end[last]; i++) {
-			copy_part(r, win, wpos, v[i]);
-			if (area_pos(r, v[i]) + v[i]->rec_size > wpos + len)
+			copy_record(win, wpos, v[i]);
+			if (area_pos(v[i]) + v[i]->rec_size > wpos + len)
 				next = v[i];
 		}
 		carry = next;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Writes file data straight to its blocks (flat files by the workers,
- * compressed ones in order) while inode records are staged in memory; then
- * packs the records after the data, which gives every inode its nid, and
- * writes directories (their entries need those nids), the records, and
- * last the head: superblock, checksum, root record and xattr pool. All-zero data blocks are not written, so sparse
+ * Writes compressed data in order right after the head, then flat data
+ * (files by the workers, symlinks) after it, while inode records are staged
+ * in memory; then packs the xattr pool and the records after the data,
+ * which gives every inode its nid, and writes directories (their entries
+ * need those nids), the records, and last the head: superblock, checksum,
+ * long prefix table. All-zero data blocks are not written, so sparse
  * sources give sparse images (the blocks still read as zeros).
  */
 #include <errno.h>
@@ -31,8 +32,10 @@ struct writer {
 	int fd;
 	const char *image;
 	const struct kiln_layout *l;
-	uint8_t *head;			/* meta_blocks * blksz bytes */
-	struct kiln_records recs;	/* every other record, after the data */
+	uint8_t *head;			/* head_blocks * blksz bytes */
+	const struct kiln_xattr_pool *pool;
+	uint8_t *pool_bytes;		/* encoded, until the area is written */
+	struct kiln_records recs;	/* every record, after the data */
 	struct kiln_flat flat;		/* uncompressed data, by the workers */
 	struct kiln_workqueue *wq;	/* reads, compresses, copies */
 	struct kiln_writeback wb;	/* of all data, flat and compressed */
@@ -64,7 +67,7 @@ static void encode_inode(const struct kiln_inode *in)
 				     in->datalayout << EROFS_I_DATALAYOUT_BIT);
 	uint32_t iu = S_ISCHR(in->mode) || S_ISBLK(in->mode) ? in->rdev :
 		      S_ISFIFO(in->mode) || S_ISSOCK(in->mode) ? 0 :
-		      in->compressed ? in->zblocks : in->startblk;
+		      kiln_inode_zmapped(in) ? in->zblocks : in->startblk;
 
 	if (in->extended) {
 		struct erofs_inode_extended e = {
@@ -148,7 +151,9 @@ static int fill_superblock(struct writer *w, const struct kiln_tree *t,
 				   EROFS_FEATURE_COMPAT_SB_CHKSUM) |
 				  EROFS_FEATURE_COMPAT_MTIME,
 		.blkszbits = (uint8_t)l->blkszbits,
-		.root_nid = (uint16_t)t->root->nid,
+		.root_nid = (uint16_t)t->root->nid,	/* checked: records.c */
+		.meta_blkaddr = (uint32_t)(w->recs.start >> l->blkszbits),
+		.xattr_blkaddr = (uint32_t)(w->recs.start >> l->blkszbits),
 		.inos = l->nr,
 		.epoch = l->epoch,
 		.fixed_nsec = l->fixed_nsec,
@@ -182,7 +187,7 @@ static int write_metadata(struct writer *w, const struct kiln_tree *t,
 			  const struct kiln_mkfs_opts *o)
 {
 	const struct kiln_layout *l = w->l;
-	size_t headsize = (size_t)l->meta_blocks * l->blksz;
+	size_t headsize = (size_t)l->head_blocks * l->blksz;
 	uint8_t *sbp = w->head + EROFS_SUPER_OFFSET;
 	uint64_t h[2] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
 	bool derive = o->uuid_mode == KILN_UUID_DERIVED;
@@ -222,19 +227,24 @@ static void stage_records(struct writer *w)
 {
 	const struct kiln_layout *l = w->l;
 
-	l->order[0]->rec = w->head + (l->order[0]->nid << EROFS_ISLOT_BITS);
-	for (uint32_t i = 1; i < l->nr; i++)
+	for (uint32_t i = 0; i < l->nr; i++)
 		if (!l->order[i]->compressed)
 			kiln_records_stage(&w->recs, l->order[i],
 					   l->order[i]->rec_size);
 }
 
-/* After the data: every record gets its place (and nid). */
+/* After the data: the pool, then every record gets its place (and nid). */
 static int pack_records(struct writer *w)
 {
 	const struct kiln_layout *l = w->l;
 
-	kiln_records_pack(&w->recs, l->order, l->nr, w->end_blk);
+	if (w->pool->size) {
+		w->pool_bytes = xcalloc(1, w->pool->size);
+		kiln_xattr_pool_encode(w->pool, w->pool_bytes);
+	}
+	if (kiln_records_pack(&w->recs, l->order, l->nr, w->end_blk,
+			      w->pool_bytes, w->pool->size))
+		return -1;
 	w->end_blk += w->recs.size >> l->blkszbits;
 	if (w->end_blk > EROFS_MAX_BLOCKS)
 		return kiln_err_too_large(l->blkszbits);
@@ -244,11 +254,38 @@ static int pack_records(struct writer *w)
 	return 0;
 }
 
+/* Queues or writes every flat inode's data but directories'. */
+static int write_flat_data(struct writer *w)
+{
+	const struct kiln_layout *l = w->l;
+	uint64_t t0 = kiln_prof_start();
+	int ret = kiln_layout_place_flat(l, &w->end_blk);
+
+	stage_records(w);
+	for (uint32_t i = 0; i < l->nr && !ret; i++) {
+		struct kiln_inode *in = l->order[i];
+
+		if (in->compressed)
+			continue;
+		if (S_ISREG(in->mode) && in->size) {
+			kiln_flat_queue(&w->flat, w->wq, in);
+			kiln_writeback_add(&w->wb, in->size);
+		} else if (S_ISLNK(in->mode)) {
+			ret = write_node(w, in);
+		}
+		if (atomic_load(&w->flat.failed))
+			ret = -1;
+	}
+	kiln_prof_add(KILN_PROF_QUEUE, t0);
+	return ret;
+}
+
 /*
- * Data first: compressed files through the zwriter, in order; regular
- * flat files copied by the workers, in any order (their blocks are known).
- * Then the records are packed after the data, then directories, which
- * can now name every nid.
+ * Data first: compressed files through the zwriter, in order, from the
+ * end of the head; then flat data after them, regular files copied by the
+ * workers in any order (their blocks are known by then). Then the records
+ * are packed after the data, then directories, which can now name every
+ * nid.
  */
 static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 {
@@ -257,30 +294,18 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 	uint64_t t0;
 	int ret = 0;
 
-	w->end_blk = l->total_blocks;
+	w->end_blk = l->head_blocks;
 	w->wb = (struct kiln_writeback){ .fd = w->fd, .wq = w->wq };
 	if (o->compress)
 		zw = kiln_zw_start(&o->compr, w->wq, &w->wb, w->fd, w->image,
-				   l->blkszbits, l->total_blocks, &w->recs);
-	for (uint32_t i = 0; i < l->nr && !ret; i++) {
-		struct kiln_inode *in = l->order[i];
-
-		t0 = kiln_prof_start();
-		if (in->compressed)
-			ret = kiln_zw_add(zw, in);	/* profiles itself */
-		else if (S_ISREG(in->mode) && in->size) {
-			kiln_flat_queue(&w->flat, w->wq, in);
-			kiln_writeback_add(&w->wb, in->size);
-		}
-		else if (S_ISLNK(in->mode))
-			ret = write_node(w, in);
-		if (!in->compressed)
-			kiln_prof_add(KILN_PROF_QUEUE, t0);
-		if (atomic_load(&w->flat.failed))
-			ret = -1;
-	}
+				   l->blkszbits, l->head_blocks, &w->recs);
+	for (uint32_t i = 0; i < l->nr && zw && !ret; i++)
+		if (l->order[i]->compressed)
+			ret = kiln_zw_add(zw, l->order[i]); /* profiles itself */
 	if (zw && kiln_zw_finish(zw, &w->end_blk))
 		ret = -1;
+	if (!ret)
+		ret = write_flat_data(w);
 	if (ret)	/* queued copies need not run */
 		atomic_store(&w->flat.failed, true);
 	t0 = kiln_prof_start();
@@ -302,20 +327,18 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 		     const struct kiln_layout *l,
 		     const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq)
 {
-	struct writer w = { .fd = fd, .image = image, .l = l, .wq = wq };
+	struct writer w = { .fd = fd, .image = image, .l = l, .wq = wq,
+			    .pool = pool };
 	struct stat st;
 	uint64_t t0;
 	int ret;
 
-	w.head = xcalloc(1, (size_t)l->meta_blocks * l->blksz);
+	w.head = xcalloc(1, (size_t)l->head_blocks * l->blksz);
 	w.flat = (struct kiln_flat){
 		.fd = fd, .image = image, .blksz = l->blksz,
 		.zero_fill = fstat(fd, &st) || !S_ISREG(st.st_mode),
 	};
 	kiln_records_init(&w.recs, l->blksz);
-	stage_records(&w);
-	if (pool->size)
-		kiln_xattr_pool_encode(pool, w.head + l->pool_pos);
 	if (o->nr_xattr_prefixes)
 		kiln_xattr_prefixes_encode(o->xattr_prefixes,
 					   o->nr_xattr_prefixes,
@@ -327,6 +350,7 @@ int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
 		kiln_prof_add(KILN_PROF_META, t0);
 	}
 	free(w.head);
+	free(w.pool_bytes);
 	kiln_records_free(&w.recs);
 	return ret;
 }

@@ -219,7 +219,6 @@ static int store_flat(struct kiln_zwriter *zw, struct zfile *f,
 	if (ret)
 		return kiln_err("%s: write failed: %s", zw->image,
 				strerror(errno)), -1;
-	in->compressed = false;
 	in->datalayout = tail ? EROFS_INODE_FLAT_INLINE : EROFS_INODE_FLAT_PLAIN;
 	in->startblk = (uint32_t)zw->next_blk;	/* no higher than before */
 	in->inline_size = tail;
