@@ -42,7 +42,6 @@ static void make_source(struct kiln_inode *in)
 	in->srcpath = src;
 	in->src_mtim = st.st_mtim;
 	in->compressed = true;
-	in->zbase = 32 + 8 + 8;
 }
 
 /* Queues the file with the writer starting at first_blk; returns its verdict. */
@@ -66,12 +65,13 @@ static int write_at(uint64_t first_blk, uint64_t *end)
 			    &cfg) == 0);
 	zw = kiln_zw_start(&cfg, &wq, NULL, fd, img, 9, first_blk, &recs);
 	CHECK(zw != NULL);
-	ret = kiln_zw_add(zw, &in);
+	ret = kiln_zw_add(zw, &in, 32);
 	if (kiln_zw_finish(zw, end))
 		ret = -1;
 	kiln_wq_drain(&wq);
 	kiln_wq_stop(&wq);
 	kiln_records_free(&recs);
+	free(in.zext);
 	close(fd);
 	unlink(img);
 	unlink(src);

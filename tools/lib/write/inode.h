@@ -15,6 +15,7 @@
 
 struct kiln_xattr_item;
 struct kiln_spool;
+struct kiln_extent;
 
 /* One name/value pair; equal pairs of all inodes share one item. */
 struct kiln_xattr {
@@ -57,7 +58,12 @@ struct kiln_inode {
 	uint8_t nr_shared;		/* leading xattrs that are shared */
 	uint32_t startblk;		/* flat layouts: first data block */
 	uint32_t zblocks;		/* compressed: blocks of its pclusters */
-	uint32_t zbase;			/* compressed: inode, xattrs and index */
+	uint32_t zbase;			/* compressed: inode, xattrs and index
+					   (a bound until kiln_zinode_finish) */
+	uint32_t base_max;		/* zwriter: inode + xattrs, at most */
+	uint32_t rec_tail;		/* zwriter: where rec holds the tail */
+	struct kiln_extent *zext;	/* zwriter: extents, until finished */
+	uint32_t nr_zext;
 	bool compressed;		/* given to the zwriter (which may yet
 					   store it flat: see datalayout) */
 	bool no_inline;			/* tail in a block (-E noinline_data) */

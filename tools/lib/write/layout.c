@@ -87,14 +87,36 @@ static int choose_form(struct kiln_inode *in, const struct kiln_layout *l,
 	return 0;
 }
 
+bool kiln_inode_compressible(const struct kiln_inode *in,
+			     const struct kiln_mkfs_opts *o)
+{
+	/* a file of one block or less cannot save a block by compression */
+	return o->compress && S_ISREG(in->mode) &&
+	       in->size > 1u << o->blkszbits;
+}
+
+/*
+ * Compact unless the options or the inode rule it out; a hard link's link
+ * count is still growing while the scan runs, so it may yet need 32 bits.
+ */
+uint32_t kiln_inode_base_max(const struct kiln_inode *in,
+			     const struct kiln_mkfs_opts *o)
+{
+	bool wide = in->uid > UINT16_MAX || in->gid > UINT16_MAX ||
+		    in->nlink > 1 || in->size > UINT32_MAX;
+	bool compact = o->inode_form == KILN_INODE_COMPACT ||
+		       (o->ignore_mtime && o->inode_form != KILN_INODE_EXTENDED);
+
+	return (compact && !wide ? EROFS_INODE_COMPACT_SIZE :
+		EROFS_INODE_EXTENDED_SIZE) + kiln_xattr_ibody_max(in);
+}
+
 static int prepare_inode(struct kiln_inode *in, const struct kiln_layout *l,
 			 const struct kiln_mkfs_opts *o)
 {
 	if (S_ISDIR(in->mode))
 		in->size = kiln_dir_size(in, l->blksz);
-	/* a file of one block or less cannot save a block by compression */
-	in->compressed = o->compress && S_ISREG(in->mode) &&
-			 in->size > l->blksz;
+	in->compressed = kiln_inode_compressible(in, o);
 	in->no_inline = o->no_inline_data && S_ISREG(in->mode);
 	return choose_form(in, l, o);
 }
@@ -122,40 +144,17 @@ static void order_inodes(struct kiln_tree *t, struct kiln_layout *l)
 }
 
 /*
- * A compressed inode's record size is known now (inode, xattrs, map header,
- * index), but with ztailpacking its inline tail is not: it is placed once
- * its data is compressed (zdata.c), after the data.
- */
-static void prepare_compressed(struct kiln_inode *in, uint32_t base,
-			       unsigned int blkszbits,
-			       const struct kiln_compr_cfg *cfg)
-{
-	struct kiln_zmap_fmt fmt = kiln_zfmt(cfg, blkszbits, base);
-
-	in->datalayout = fmt.compact ? EROFS_INODE_COMPRESSED_COMPACT :
-				       EROFS_INODE_COMPRESSED_FULL;
-	in->zbase = (uint32_t)round_up(base, 8) +
-		    (uint32_t)kiln_zmap_size(in->size, &fmt);
-	in->inline_size = 0;
-}
-
-/*
- * Decides the inode's layout and, unless it is compressed (its record is
- * sized once its data is), its record's size.
+ * Decides a flat inode's layout and its record's size; the zwriter's
+ * (in->compressed) are decided by it and kiln_zinode_finish.
  */
 static void prepare_inode_record(struct kiln_inode *in, uint32_t blksz,
-				 const struct kiln_compr_cfg *cfg,
 				 bool may_straddle)
 {
 	uint32_t base = kiln_inode_isize(in) + in->xattr_isize;
 	uint32_t tail = has_blocks(in) ? (uint32_t)(in->size % blksz) : 0;
 
-	in->rec_size = 0;
-	if (in->compressed) {
-		prepare_compressed(in, base,
-				   (unsigned int)__builtin_ctz(blksz), cfg);
+	if (in->compressed)
 		return;
-	}
 	in->datalayout = EROFS_INODE_FLAT_PLAIN;
 	in->inline_size = 0;
 	if (!in->no_inline &&
@@ -244,7 +243,7 @@ int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
 	order_inodes(t, l);
 
 	for (uint32_t i = 0; i < l->nr; i++) {
-		prepare_inode_record(l->order[i], l->blksz, cfg, i > 0);
+		prepare_inode_record(l->order[i], l->blksz, i > 0);
 		l->order[i]->ino = i + 1;
 		l->flat_blocks += flat_nblocks(l->order[i], l->blksz);
 	}

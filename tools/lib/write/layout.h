@@ -60,6 +60,28 @@ static inline bool kiln_tail_inlines(uint32_t base, uint32_t tail,
 			 base % 32 + tail <= blksz));
 }
 
+/*
+ * Whether a tail inlines whatever the base turns out to be, as long as it
+ * is at most base_max: the straddle rule's base % 32 is at most 28 (bases
+ * are multiples of 4), and the other test only gets easier.
+ */
+static inline bool kiln_tail_inlines_max(uint32_t base_max, uint32_t tail,
+					 uint32_t blksz)
+{
+	return tail && (base_max + tail <= blksz ||
+			(base_max < blksz && 28 + tail <= blksz));
+}
+
+/* Whether a file's data goes through the zwriter (options and size alone). */
+bool kiln_inode_compressible(const struct kiln_inode *in,
+			     const struct kiln_mkfs_opts *o);
+/*
+ * A bound on inode + xattr bytes known as soon as the inode is scanned,
+ * before the epoch and xattr sharing are: the zwriter decides with it.
+ */
+uint32_t kiln_inode_base_max(const struct kiln_inode *in,
+			     const struct kiln_mkfs_opts *o);
+
 /* "image too large" with the limit for this block size; returns -1. */
 int kiln_err_too_large(unsigned int blkszbits);
 

@@ -400,6 +400,7 @@ static void inode_free(struct kiln_inode *in)
 	free(in->dentries);
 	free(in->srcpath);
 	free(in->symlink);
+	free(in->zext);
 	free(in);
 }
 

@@ -301,9 +301,14 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 				   l->blkszbits, l->head_blocks, &w->recs);
 	for (uint32_t i = 0; i < l->nr && zw && !ret; i++)
 		if (l->order[i]->compressed)
-			ret = kiln_zw_add(zw, l->order[i]); /* profiles itself */
+			ret = kiln_zw_add(zw, l->order[i], /* profiles itself */
+					  kiln_inode_base_max(l->order[i], o));
 	if (zw && kiln_zw_finish(zw, &w->end_blk))
 		ret = -1;
+	for (uint32_t i = 0; i < l->nr && zw && !ret; i++)
+		if (l->order[i]->compressed)
+			ret = kiln_zinode_finish(l->order[i], &o->compr,
+						 l->blkszbits);
 	if (!ret)
 		ret = write_flat_data(w);
 	if (ret)	/* queued copies need not run */

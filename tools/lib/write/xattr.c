@@ -278,6 +278,16 @@ static void inode_finish(struct kiln_inode *inode)
 	inode->xattr_isize = inode->nr_xattrs ? size : 0;
 }
 
+uint32_t kiln_xattr_ibody_max(const struct kiln_inode *inode)
+{
+	uint32_t size = EROFS_XATTR_IBODY_HEADER_SIZE;
+
+	for (uint32_t i = 0; i < inode->nr_xattrs; i++)
+		size += erofs_xattr_entry_size(inode->xattrs[i].item->name_len,
+					       inode->xattrs[i].item->value_size);
+	return inode->nr_xattrs ? size : 0;
+}
+
 int kiln_xattrs_share(struct kiln_tree *tree, struct kiln_xattr_pool *pool,
 		      long tolerance)
 {

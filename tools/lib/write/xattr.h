@@ -53,6 +53,11 @@ int kiln_xattrs_read(const char *path, struct kiln_inode *inode);
 int kiln_xattrs_share(struct kiln_tree *tree, struct kiln_xattr_pool *pool,
 		      long tolerance);
 
+/*
+ * The xattr body's size if none of its pairs were shared: what sharing,
+ * long prefixes and --ovlfs-strip can only shrink.
+ */
+uint32_t kiln_xattr_ibody_max(const struct kiln_inode *inode);
 /* Assigns pool ids once the pool's byte position in the image is known. */
 void kiln_xattr_pool_place(struct kiln_xattr_pool *pool, uint64_t pos);
 void kiln_xattr_pool_encode(const struct kiln_xattr_pool *pool, uint8_t *out);

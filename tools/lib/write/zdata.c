@@ -162,24 +162,63 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 	return zw;
 }
 
-/* Stages the inode's record with its index and inline tail. */
+/*
+ * Stages the inode's record at its largest, the inline tail after the
+ * bound on its index; the extents wait with it for kiln_zinode_finish.
+ */
 static void place_zinode(struct kiln_zwriter *zw, struct zfile *f)
 {
 	struct kiln_inode *in = f->in;
-	struct kiln_zmap_fmt fmt = kiln_zfmt(zw->cfg, zw->blkszbits,
-					       kiln_inode_base_size(in));
 	uint8_t *p = kiln_records_stage(zw->recs, in, in->zbase + f->tail_len);
 
-	kiln_zmap_encode(p + round_up(kiln_inode_base_size(in), 8), f->ext,
-			   f->nr_ext, in->size, f->tail_len, &fmt);
 	memcpy(p + in->zbase, f->tail, f->tail_len);
+	in->rec_tail = in->zbase;
+	in->datalayout = zw->cfg->full_index ? EROFS_INODE_COMPRESSED_FULL :
+			 EROFS_INODE_COMPRESSED_COMPACT;
 	in->inline_size = f->tail_len;
 	in->zblocks = f->blocks;
+	in->zext = f->ext;
+	in->nr_zext = f->nr_ext;
+	f->ext = NULL;
+}
+
+int kiln_zinode_finish(struct kiln_inode *in, const struct kiln_compr_cfg *cfg,
+		       unsigned int blkszbits)
+{
+	uint32_t base = kiln_inode_base_size(in);
+	uint32_t at = base;
+
+	if (base > in->base_max) {
+		kiln_err("%s: internal error: record base %u over its bound %u",
+			 in->srcpath, base, in->base_max);
+		return -1;
+	}
+	if (kiln_inode_zmapped(in)) {
+		struct kiln_zmap_fmt fmt = kiln_zfmt(cfg, blkszbits, base);
+
+		in->zbase = (uint32_t)round_up(base, 8) +
+			    (uint32_t)kiln_zmap_size(in->size, &fmt);
+		at = in->zbase;
+		kiln_zmap_encode(in->rec + round_up(base, 8), in->zext,
+				 in->nr_zext, in->size,
+				 (uint16_t)in->inline_size, &fmt);
+		free(in->zext);
+		in->zext = NULL;
+	}
+	if (at > in->rec_tail) {
+		kiln_err("%s: internal error: index ends at %u, after its "
+			 "bound %u", in->srcpath, at, in->rec_tail);
+		return -1;
+	}
+	memmove(in->rec + at, in->rec + in->rec_tail, in->inline_size);
+	in->rec_size = at + in->inline_size;
+	return 0;
 }
 
 /*
  * Blocks the file would take stored flat, with its partial last block
- * inline in the inode's record when it can be.
+ * inline in the inode's record when it can be whatever its base turns
+ * out to be.
  */
 static uint64_t flat_blocks(const struct kiln_inode *in, uint32_t blksz,
 			    uint32_t *inline_tail)
@@ -187,8 +226,8 @@ static uint64_t flat_blocks(const struct kiln_inode *in, uint32_t blksz,
 	uint32_t tail = (uint32_t)(in->size % blksz);
 
 	*inline_tail = !in->no_inline &&
-		       kiln_tail_inlines(kiln_inode_base_size(in), tail,
-					 blksz, true) ? tail : 0;
+		       kiln_tail_inlines_max(in->base_max, tail, blksz) ?
+		       tail : 0;
 	return in->size / blksz + (tail && !*inline_tail);
 }
 
@@ -223,8 +262,9 @@ static int store_flat(struct kiln_zwriter *zw, struct zfile *f,
 	in->startblk = (uint32_t)zw->next_blk;	/* no higher than before */
 	in->inline_size = tail;
 	zw->next_blk += nblocks;
-	p = kiln_records_stage(zw->recs, in, kiln_inode_base_size(in) + tail);
-	memcpy(p + kiln_inode_base_size(in), f->raw + body, tail);
+	p = kiln_records_stage(zw->recs, in, in->base_max + tail);
+	memcpy(p + in->base_max, f->raw + body, tail);
+	in->rec_tail = in->base_max;
 	return 0;
 }
 
@@ -236,8 +276,7 @@ static int store_flat(struct kiln_zwriter *zw, struct zfile *f,
 static bool flat_pays(const struct kiln_zwriter *zw, const struct zfile *f,
 		      uint64_t flat, uint32_t tail)
 {
-	uint64_t fbytes = (flat << zw->blkszbits) +
-			  kiln_inode_base_size(f->in) + tail;
+	uint64_t fbytes = (flat << zw->blkszbits) + f->in->base_max + tail;
 	uint64_t zbytes = (f->blocks << zw->blkszbits) + f->in->zbase +
 			  f->tail_len;
 
@@ -372,11 +411,30 @@ static void grow_arena(struct kiln_zwriter *zw, uint64_t segsize)
 		zw->arena_end = need;
 }
 
-int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in)
+/*
+ * The most the index can take, whatever the inode's base turns out to be:
+ * the compact index's packs depend on where it starts, mod 32.
+ */
+static uint32_t zbase_max(const struct kiln_zwriter *zw,
+			  const struct kiln_inode *in)
+{
+	struct kiln_zmap_fmt fmt = kiln_zfmt(zw->cfg, zw->blkszbits, 0);
+	uint64_t most = 0;
+
+	for (fmt.ebase_mod32 = 0; fmt.ebase_mod32 < 32; fmt.ebase_mod32 += 8)
+		if (kiln_zmap_size(in->size, &fmt) > most)
+			most = kiln_zmap_size(in->size, &fmt);
+	return (uint32_t)(round_up(in->base_max, 8) + most);
+}
+
+int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in,
+		uint32_t base_max)
 {
 	uint64_t t0 = kiln_prof_start();
 	struct zfile *f = xcalloc(1, sizeof(*f));
 
+	in->base_max = base_max;
+	in->zbase = zbase_max(zw, in);
 	f->in = in;
 	f->segsize = seg_size(zw->cfg, in->size);
 	f->segs_left = (uint32_t)((in->size + f->segsize - 1) / f->segsize);

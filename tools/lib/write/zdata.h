@@ -24,8 +24,20 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 				   struct kiln_writeback *wb, int fd,
 				   const char *image, unsigned int blkszbits,
 				   uint64_t first_blk, struct kiln_records *recs);
-/* Queues a file; its record is staged in recs once all of it is done. */
-int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in);
+/*
+ * Queues a file; its record is staged in recs once all of it is done, at
+ * its largest. Decisions (inline tails, flat or not) hold for any inode
+ * and xattr size up to base_max, so they can be made before the epoch and
+ * xattr sharing are known.
+ */
+int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in,
+		uint32_t base_max);
+/*
+ * Once the inode's base (form, xattrs) is final: encodes its index and
+ * moves its inline tail to where they belong; sets rec_size.
+ */
+int kiln_zinode_finish(struct kiln_inode *in, const struct kiln_compr_cfg *cfg,
+		       unsigned int blkszbits);
 /* Waits for its jobs (not the queue's others); returns the first block after all compressed data. */
 int kiln_zw_finish(struct kiln_zwriter *zw, uint64_t *end_blk);
 /* The longest a segment can be: the workers' scratch is sized by it. */

@@ -98,9 +98,14 @@ static bool try_inline(struct zseg *s, struct zworker *w, const uint8_t *src,
 		       size_t rem, uint8_t *dst)
 {
 	uint32_t blksz = s->blksz;
-	uint32_t tmax = blksz - s->inode->zbase % blksz;
+	/* zbase is the index's bound: a bigger one never shares a block */
+	uint32_t tmax = s->inode->zbase < blksz ? blksz - s->inode->zbase : 0;
 	size_t take = rem;
-	long n = fit(w, src, &take, dst, tmax);
+	long n;
+
+	if (!tmax)
+		return false;
+	n = fit(w, src, &take, dst, tmax);
 
 	if (n > 0 && take == rem && (size_t)n < rem) {
 		add_inline(s, (uint32_t)rem, (size_t)n, false);
