@@ -41,7 +41,7 @@ static void make_source(struct kiln_inode *in)
 	in->nlink = 1;
 	in->srcpath = src;
 	in->src_mtim = st.st_mtim;
-	in->compressed = true;
+	in->zwritten = true;
 }
 
 /* Queues the file with the writer starting at first_blk; returns its verdict. */

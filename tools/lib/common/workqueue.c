@@ -24,14 +24,21 @@ static void *worker(void *p)
 		struct kiln_job *job;
 		bool detached;
 
-		while (!wq->head && !wq->stopping)
+		while (!wq->head && !wq->uhead && !wq->stopping)
 			pthread_cond_wait(&wq->more, &wq->lock);
-		if (!wq->head)
+		if (wq->uhead) {
+			job = wq->uhead;
+			wq->uhead = job->next;
+			if (!wq->uhead)
+				wq->utail = NULL;
+		} else if (wq->head) {
+			job = wq->head;
+			wq->head = job->next;
+			if (!wq->head)
+				wq->tail = NULL;
+		} else {
 			break;
-		job = wq->head;
-		wq->head = job->next;
-		if (!wq->head)
-			wq->tail = NULL;
+		}
 		detached = job->detached;
 		pthread_mutex_unlock(&wq->lock);
 		job->fn(job, ctx);
@@ -69,19 +76,30 @@ int kiln_wq_start(struct kiln_workqueue *wq, unsigned int nr_threads,
 	return 0;
 }
 
-void kiln_wq_submit(struct kiln_workqueue *wq, struct kiln_job *job)
+static void submit(struct kiln_workqueue *wq, struct kiln_job *job,
+		   struct kiln_job **head, struct kiln_job **tail)
 {
 	job->done = false;
 	job->next = NULL;
 	pthread_mutex_lock(&wq->lock);
-	if (wq->tail)
-		wq->tail->next = job;
+	if (*tail)
+		(*tail)->next = job;
 	else
-		wq->head = job;
-	wq->tail = job;
+		*head = job;
+	*tail = job;
 	wq->pending++;
 	pthread_cond_signal(&wq->more);
 	pthread_mutex_unlock(&wq->lock);
+}
+
+void kiln_wq_submit(struct kiln_workqueue *wq, struct kiln_job *job)
+{
+	submit(wq, job, &wq->head, &wq->tail);
+}
+
+void kiln_wq_submit_urgent(struct kiln_workqueue *wq, struct kiln_job *job)
+{
+	submit(wq, job, &wq->uhead, &wq->utail);
 }
 
 void kiln_wq_wait(struct kiln_workqueue *wq, struct kiln_job *job)

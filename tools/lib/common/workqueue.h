@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A fixed pool of worker threads running jobs from one FIFO queue. Each
+ * A fixed pool of worker threads running jobs from two FIFO queues, the
+ * urgent one first. Each
  * worker owns a private context (e.g. a compressor) made by init_worker.
  * The submitter waits for jobs in its own order, which keeps output
  * deterministic whatever the number of workers. Detached jobs may submit
@@ -23,6 +24,7 @@ struct kiln_workqueue {
 	pthread_mutex_t lock;
 	pthread_cond_t more, finished;
 	struct kiln_job *head, *tail;
+	struct kiln_job *uhead, *utail;	/* urgent: taken first */
 	bool stopping;
 	unsigned long pending;		/* queued or running */
 	unsigned int nr_threads;
@@ -36,6 +38,8 @@ int kiln_wq_start(struct kiln_workqueue *wq, unsigned int nr_threads,
 		  void *(*init_worker)(void *arg), void (*exit_worker)(void *),
 		  void *arg);
 void kiln_wq_submit(struct kiln_workqueue *wq, struct kiln_job *job);
+/* Ahead of every job submitted the usual way (e.g. scanning a directory). */
+void kiln_wq_submit_urgent(struct kiln_workqueue *wq, struct kiln_job *job);
 void kiln_wq_wait(struct kiln_workqueue *wq, struct kiln_job *job);
 void kiln_wq_drain(struct kiln_workqueue *wq);
 void kiln_wq_stop(struct kiln_workqueue *wq);

@@ -35,6 +35,7 @@ struct kiln_inode {
 	int64_t mtime;
 	uint32_t mtime_nsec;
 	uint32_t nlink;			/* names in the image (dirs: 2 + subdirs) */
+	uint32_t nlink_max;		/* the source's, if scanned: no fewer */
 	uint64_t size;
 	uint32_t rdev;			/* encoded device number */
 	char *srcpath;			/* first path it was found at */
@@ -42,6 +43,7 @@ struct kiln_inode {
 	uint64_t spool_off;		/* from here */
 	struct timespec src_mtim;	/* to notice a file changing under us */
 	char *symlink;			/* target of a symlink (size bytes) */
+	bool scanned;			/* dir: its entries are final */
 	bool whiteouts;			/* dir: holds whiteouts --aufs made */
 	bool opaque;			/* dir: --aufs found .wh..wh..opq */
 	struct kiln_dentry *dentries;	/* directories: sorted, with . and .. */
@@ -64,8 +66,9 @@ struct kiln_inode {
 	uint32_t rec_tail;		/* zwriter: where rec holds the tail */
 	struct kiln_extent *zext;	/* zwriter: extents, until finished */
 	uint32_t nr_zext;
-	bool compressed;		/* given to the zwriter (which may yet
-					   store it flat: see datalayout) */
+	bool zwritten;			/* data through the zwriter: compressed,
+					   or flat if small or if that does
+					   not pay (see datalayout) */
 	bool no_inline;			/* tail in a block (-E noinline_data) */
 	uint32_t inline_size;		/* tail bytes after xattrs or index */
 	bool ordered;			/* layout: already given a place */

@@ -87,23 +87,14 @@ static int choose_form(struct kiln_inode *in, const struct kiln_layout *l,
 	return 0;
 }
 
-bool kiln_inode_compressible(const struct kiln_inode *in,
-			     const struct kiln_mkfs_opts *o)
-{
-	/* a file of one block or less cannot save a block by compression */
-	return o->compress && S_ISREG(in->mode) &&
-	       in->size > 1u << o->blkszbits;
-}
-
-/*
- * Compact unless the options or the inode rule it out; a hard link's link
- * count is still growing while the scan runs, so it may yet need 32 bits.
- */
+/* Compact only if the options make every inode that can be compact. */
 uint32_t kiln_inode_base_max(const struct kiln_inode *in,
 			     const struct kiln_mkfs_opts *o)
 {
+	/* a scanned hard link's count still grows: the source's bounds it */
+	uint32_t nlink = in->nlink_max ? in->nlink_max : in->nlink;
 	bool wide = in->uid > UINT16_MAX || in->gid > UINT16_MAX ||
-		    in->nlink > 1 || in->size > UINT32_MAX;
+		    nlink > UINT16_MAX || in->size > UINT32_MAX;
 	bool compact = o->inode_form == KILN_INODE_COMPACT ||
 		       (o->ignore_mtime && o->inode_form != KILN_INODE_EXTENDED);
 
@@ -116,7 +107,6 @@ static int prepare_inode(struct kiln_inode *in, const struct kiln_layout *l,
 {
 	if (S_ISDIR(in->mode))
 		in->size = kiln_dir_size(in, l->blksz);
-	in->compressed = kiln_inode_compressible(in, o);
 	in->no_inline = o->no_inline_data && S_ISREG(in->mode);
 	return choose_form(in, l, o);
 }
@@ -145,7 +135,7 @@ static void order_inodes(struct kiln_tree *t, struct kiln_layout *l)
 
 /*
  * Decides a flat inode's layout and its record's size; the zwriter's
- * (in->compressed) are decided by it and kiln_zinode_finish.
+ * (in->zwritten) are decided by it and kiln_zinode_finish.
  */
 static void prepare_inode_record(struct kiln_inode *in, uint32_t blksz,
 				 bool may_straddle)
@@ -153,7 +143,7 @@ static void prepare_inode_record(struct kiln_inode *in, uint32_t blksz,
 	uint32_t base = kiln_inode_isize(in) + in->xattr_isize;
 	uint32_t tail = has_blocks(in) ? (uint32_t)(in->size % blksz) : 0;
 
-	if (in->compressed)
+	if (in->zwritten)
 		return;
 	in->datalayout = EROFS_INODE_FLAT_PLAIN;
 	in->inline_size = 0;
@@ -176,7 +166,7 @@ int kiln_err_too_large(unsigned int blkszbits)
 /* Flat data blocks of an inode: its partial last block may be inline. */
 static uint64_t flat_nblocks(const struct kiln_inode *in, uint32_t blksz)
 {
-	if (!has_blocks(in) || in->compressed)
+	if (!has_blocks(in) || in->zwritten)
 		return 0;
 	return in->datalayout == EROFS_INODE_FLAT_INLINE ?
 	       in->size / blksz : (in->size + blksz - 1) / blksz;
@@ -190,7 +180,7 @@ int kiln_layout_place_flat(const struct kiln_layout *l, uint64_t *blk)
 		struct kiln_inode *in = l->order[i];
 		uint64_t n = flat_nblocks(in, l->blksz);
 
-		if (!has_blocks(in) || in->compressed)
+		if (!has_blocks(in) || in->zwritten)
 			continue;
 		in->startblk = n ? (uint32_t)next :
 			       in->inline_size ? EROFS_NULL_ADDR : 0;
@@ -229,9 +219,7 @@ size_t kiln_compr_cfgs_encode(const struct kiln_compr_cfg *cfg,
 int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
 		const struct kiln_mkfs_opts *o, struct kiln_layout *l)
 {
-	const struct kiln_compr_cfg *cfg = o->compress ? &o->compr : NULL;
 	unsigned int blkszbits = o->blkszbits;
-	struct meta_alloc a;
 
 	memset(l, 0, sizeof(*l));
 	l->blkszbits = blkszbits;
@@ -249,15 +237,30 @@ int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
 	}
 	if (pool->size)		/* ids count from the pool's start */
 		kiln_xattr_pool_place(pool, 0);
-	meta_alloc_init(&a, l->blksz, EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE +
-			kiln_compr_cfgs_encode(cfg, blkszbits, NULL));
-	if (o->nr_xattr_prefixes)	/* 32-byte aligned: a 4-byte unit */
-		l->prefix_pos = meta_alloc_contiguous(&a,
+	l->head_blocks = kiln_head_blocks(o, NULL);
+	return 0;
+}
+
+uint64_t kiln_head_blocks(const struct kiln_mkfs_opts *o,
+			  uint64_t *prefix_pos)
+{
+	const struct kiln_compr_cfg *cfg = o->compress ? &o->compr : NULL;
+	uint32_t blksz = 1u << o->blkszbits;
+	struct meta_alloc a;
+	uint64_t n;
+
+	meta_alloc_init(&a, blksz, EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE +
+			kiln_compr_cfgs_encode(cfg, o->blkszbits, NULL));
+	if (o->nr_xattr_prefixes) {	/* 32-byte aligned: a 4-byte unit */
+		uint64_t pos = meta_alloc_contiguous(&a,
 			kiln_xattr_prefixes_encode(o->xattr_prefixes,
 						   o->nr_xattr_prefixes, NULL));
-	l->head_blocks = (a.end + l->blksz - 1) / l->blksz;
+		if (prefix_pos)
+			*prefix_pos = pos;
+	}
+	n = (a.end + blksz - 1) / blksz;
 	meta_alloc_free(&a);
-	return 0;
+	return n;
 }
 
 void kiln_layout_free(struct kiln_layout *l)

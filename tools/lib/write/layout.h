@@ -21,7 +21,6 @@ struct kiln_layout {
 	uint32_t blksz;
 	uint64_t epoch;			/* mtime of compact inodes */
 	uint32_t fixed_nsec;
-	uint64_t prefix_pos;		/* byte offset of the long prefix table */
 	uint64_t head_blocks;		/* blocks [0, head_blocks): the head */
 	uint64_t flat_blocks;		/* blocks of flat data, wherever placed */
 	struct kiln_inode **order;	/* inodes in nid order, root first */
@@ -30,6 +29,9 @@ struct kiln_layout {
 
 int kiln_layout(struct kiln_tree *tree, struct kiln_xattr_pool *pool,
 		const struct kiln_mkfs_opts *o, struct kiln_layout *l);
+/* Blocks of the head; *prefix_pos (if not NULL): the prefix table's offset. */
+uint64_t kiln_head_blocks(const struct kiln_mkfs_opts *o,
+			  uint64_t *prefix_pos);
 /* Gives flat data its blocks from *blk on; *blk ends after them. */
 int kiln_layout_place_flat(const struct kiln_layout *l, uint64_t *blk);
 /* Superblock extension: the compression configuration records. */
@@ -72,9 +74,6 @@ static inline bool kiln_tail_inlines_max(uint32_t base_max, uint32_t tail,
 			(base_max < blksz && 28 + tail <= blksz));
 }
 
-/* Whether a file's data goes through the zwriter (options and size alone). */
-bool kiln_inode_compressible(const struct kiln_inode *in,
-			     const struct kiln_mkfs_opts *o);
 /*
  * A bound on inode + xattr bytes known as soon as the inode is scanned,
  * before the epoch and xattr sharing are: the zwriter decides with it.

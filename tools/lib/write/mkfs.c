@@ -55,18 +55,37 @@ static void catch_signals(bool on)
 		sigaction(sigs[i], &sa, NULL);
 }
 
+/* The tree, with the writer given its files as the walk finds them. */
+static int scan(const struct kiln_mkfs_opts *o, struct kiln_target *t,
+		struct kiln_workqueue *wq, struct kiln_writer *w,
+		struct kiln_tree *tree)
+{
+	uint64_t t0 = kiln_prof_start();
+	int ret;
+
+	if (!o->tar)	/* profiles its waits as the walk */
+		return kiln_tree_scan(o, wq, tree, t->skip, t->nr_skip,
+				      kiln_writer_visit, w);
+	ret = kiln_tar_scan(o, tree);
+	kiln_prof_add(KILN_PROF_WALK, t0);
+	return ret ? ret : kiln_tree_visit(tree, kiln_writer_visit, w);
+}
+
 /*
- * One pool of workers for the whole build: the scan's directory jobs, then
- * file copies, compression and writeback (each worker keeps its
- * compressor's context from start to end).
+ * One pool of workers for the whole build: the scan's directory jobs,
+ * compression from the first file scanned on, file copies and writeback
+ * (each worker keeps its compressor's context from start to end). What
+ * needs the whole tree (the epoch, xattr sharing, the inodes' order and
+ * records) is decided once the walk is done, while data is still written.
  */
 static int build(const struct kiln_mkfs_opts *o, struct kiln_target *t)
 {
 	struct kiln_workqueue wq;
-	struct kiln_tree tree;
+	struct kiln_writer *w;
+	struct kiln_tree tree = { 0 };
 	struct kiln_xattr_pool pool = { 0 };
 	struct kiln_layout l = { 0 };
-	uint64_t t0 = kiln_prof_start();
+	uint64_t t0;
 	int ret;
 
 	if (kiln_wq_start(&wq, o->workers,
@@ -74,28 +93,28 @@ static int build(const struct kiln_mkfs_opts *o, struct kiln_target *t)
 			  o->compress ? kiln_zw_worker_exit : NULL,
 			  (void *)&o->compr))
 		return -1;
-	ret = o->tar ? kiln_tar_scan(o, &tree) :
-		       kiln_tree_scan(o, &wq, &tree, t->skip, t->nr_skip);
-
+	/* no old superblock may survive: wiped before the first write */
+	ret = kiln_target_prepare(t, kiln_head_blocks(o, NULL) <<
+				     o->blkszbits);
+	w = kiln_writer_start(t->fd, o->image, o, &wq);
+	if (!ret)
+		ret = scan(o, t, &wq, w, &tree);
+	t0 = kiln_prof_start();
 	if (!ret && o->ovlfs_strip)
 		kiln_tree_ovlfs_strip(&tree);
 	if (!ret && o->nr_xattr_prefixes)
 		kiln_xattrs_long_prefixes(&tree, o->xattr_prefixes,
 					  o->nr_xattr_prefixes);
-	t0 = kiln_prof_add(KILN_PROF_WALK, t0);
 	if (!ret)
-		ret = kiln_xattrs_share(&tree, &pool,
-						o->xattr_tolerance);
+		ret = kiln_xattrs_share(&tree, &pool, o->xattr_tolerance);
 	if (!ret)
 		ret = kiln_layout(&tree, &pool, o, &l);
 	kiln_prof_add(KILN_PROF_LAYOUT, t0);
-	/* a device too small for what is already known fails before a write */
+	/* a device too small for what is already known fails here */
 	if (!ret)
 		ret = kiln_target_prepare(t, (l.head_blocks + l.flat_blocks) <<
 						 l.blkszbits);
-	if (!ret)
-		ret = kiln_write_image(t->fd, o->image, &tree, &pool, &l, o,
-				       &wq);
+	ret = kiln_writer_finish(w, &tree, &pool, ret ? NULL : &l);
 	kiln_wq_stop(&wq);
 	if (!ret)
 		kiln_info(1, "%s: %u inodes, blocks of %u bytes", o->image,

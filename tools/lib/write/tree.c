@@ -8,7 +8,9 @@
  * subdirectories: on a tree of small files the stat and xattr calls are a
  * large part of a build. The result does not depend on who scanned what:
  * entries are sorted per directory, and what a hard link's inode keeps
- * (its first path) is only where its data is read from.
+ * (its first path) is only where its data is read from. Meanwhile the
+ * calling thread visits the inodes in the image's order, each directory
+ * as soon as its scan is done, so the writer need not wait for the walk.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,6 +25,7 @@
 #include "format/erofs_fs.h"
 #include "format/ondisk.h"
 #include "tree.h"
+#include "common/profile.h"
 #include "common/util.h"
 #include "common/workqueue.h"
 #include "source.h"
@@ -39,7 +42,9 @@ struct scan {
 	struct kiln_tree *tree;
 	size_t srclen;			/* strlen(source): relpath offset */
 	struct kiln_workqueue *wq;	/* one job per directory */
-	pthread_mutex_t lock;		/* tree->inodes and the links table */
+	pthread_mutex_t lock;		/* tree->inodes, the links table, */
+	pthread_cond_t scanned;		/* a directory's scan ended */
+	unsigned long dirs_pending;	/* queued or running (under lock) */
 	struct link_slot *links;	/* open-addressed (dev, ino) table */
 	size_t links_cap, links_used;
 	const struct kiln_file_id *skip;	/* files never packed */
@@ -117,6 +122,7 @@ static struct kiln_inode *new_inode(struct scan *s, char *path,
 	in->mtime_nsec = o->fixed_time ? 0 : (uint32_t)st->st_mtim.tv_nsec;
 	in->src_mtim = st->st_mtim;
 	in->nlink = 1;
+	in->nlink_max = (uint32_t)st->st_nlink;
 	in->srcpath = path;
 	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
 		in->rdev = erofs_encode_dev(major(st->st_rdev),
@@ -156,6 +162,7 @@ static bool excluded(const struct scan *s, const char *path)
 
 static void queue_dir(struct scan *s, struct kiln_inode *dir,
 		      struct kiln_inode *parent);
+static void inode_free(struct kiln_inode *in);
 
 static bool skipped(const struct scan *s, const struct stat *st)
 {
@@ -163,6 +170,49 @@ static bool skipped(const struct scan *s, const struct stat *st)
 		if (s->skip[i].dev == st->st_dev && s->skip[i].ino == st->st_ino)
 			return true;
 	return false;
+}
+
+/* What lstat does not give: xattrs, and a symlink's target. */
+static int read_inode(struct scan *s, struct kiln_inode *in, int dfd,
+		      const char *name, const struct stat *st)
+{
+	if (s->o->xattr_tolerance >= 0 && kiln_xattrs_read(in->srcpath, in))
+		return -1;
+	if (S_ISREG(st->st_mode))
+		in->size = (uint64_t)st->st_size;
+	else if (S_ISLNK(st->st_mode) && read_symlink(in, dfd, name, st))
+		return -1;
+	return 0;
+}
+
+/*
+ * Adds a complete inode to the tree, or, if it is a hard link already
+ * seen, frees it and returns the first one (complete too: an inode is
+ * only shared once it is read, as the visit may look at it at once).
+ */
+static struct kiln_inode *add_inode(struct scan *s, struct kiln_inode *in,
+				    const struct stat *st)
+{
+	struct link_slot *slot;
+
+	pthread_mutex_lock(&s->lock);
+	if (!S_ISDIR(st->st_mode) && st->st_nlink > 1) {
+		if (s->links_used * 2 >= s->links_cap)
+			link_grow(s);
+		slot = link_find(s, st->st_dev, st->st_ino);
+		if (slot->inode) {	/* seen: this one is not needed */
+			slot->inode->nlink++;
+			pthread_mutex_unlock(&s->lock);
+			kiln_xattrs_drop(in);
+			inode_free(in);
+			return slot->inode;	/* the table's: stable */
+		}
+		*slot = (struct link_slot){ st->st_dev, st->st_ino, in };
+		s->links_used++;
+	}
+	kiln_tree_add(s->tree, in);	/* under s->lock */
+	pthread_mutex_unlock(&s->lock);
+	return in;
 }
 
 /*
@@ -176,7 +226,6 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 				   char *path, struct kiln_inode *parent)
 {
 	struct kiln_inode *in;
-	struct link_slot *slot;
 	uint64_t uid, gid;
 	struct stat st;
 
@@ -198,30 +247,13 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 		return NULL;
 	}
 	in = new_inode(s, path, &st);
-	pthread_mutex_lock(&s->lock);
-	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
-		if (s->links_used * 2 >= s->links_cap)
-			link_grow(s);
-		slot = link_find(s, st.st_dev, st.st_ino);
-		if (slot->inode) {	/* seen: this one is not needed */
-			slot->inode->nlink++;
-			pthread_mutex_unlock(&s->lock);
-			free(in->srcpath);
-			free(in);
-			return slot->inode;	/* the table's: stable */
-		}
-		*slot = (struct link_slot){ st.st_dev, st.st_ino, in };
-		s->links_used++;
+	if (read_inode(s, in, dfd, name, &st)) {
+		kiln_xattrs_drop(in);
+		inode_free(in);
+		return NULL;
 	}
-	kiln_tree_add(s->tree, in);	/* under s->lock */
-	pthread_mutex_unlock(&s->lock);
-	if (s->o->xattr_tolerance >= 0 && kiln_xattrs_read(in->srcpath, in))
-		return NULL;
-	if (S_ISREG(st.st_mode))
-		in->size = (uint64_t)st.st_size;
-	else if (S_ISLNK(st.st_mode) && read_symlink(in, dfd, name, &st))
-		return NULL;
-	else if (S_ISDIR(st.st_mode))
+	in = add_inode(s, in, &st);
+	if (S_ISDIR(st.st_mode))
 		queue_dir(s, in, parent);
 	return in;
 }
@@ -343,10 +375,16 @@ static int scan_dir(struct scan *s, struct kiln_inode *dir,
 static void run_dir(struct kiln_job *job, void *ctx)
 {
 	struct dir_job *j = (struct dir_job *)job;
+	struct scan *s = j->s;
 
 	(void)ctx;
-	if (!atomic_load(&j->s->failed) && scan_dir(j->s, j->dir, j->parent))
-		atomic_store(&j->s->failed, true);
+	if (!atomic_load(&s->failed) && scan_dir(s, j->dir, j->parent))
+		atomic_store(&s->failed, true);
+	pthread_mutex_lock(&s->lock);
+	j->dir->scanned = true;
+	s->dirs_pending--;
+	pthread_cond_broadcast(&s->scanned);
+	pthread_mutex_unlock(&s->lock);
 	free(j);
 }
 
@@ -360,12 +398,74 @@ static void queue_dir(struct scan *s, struct kiln_inode *dir,
 	j->parent = parent;
 	j->job.fn = run_dir;
 	j->job.detached = true;
-	kiln_wq_submit(s->wq, &j->job);
+	pthread_mutex_lock(&s->lock);
+	s->dirs_pending++;
+	pthread_mutex_unlock(&s->lock);
+	/* ahead of the writer's jobs: it waits for directories in order */
+	kiln_wq_submit_urgent(s->wq, &j->job);
+}
+
+/* Until dir's entries are final; -1 once the scan failed anywhere. */
+static int wait_scanned(void *p, struct kiln_inode *dir)
+{
+	struct scan *s = p;
+	uint64_t t0 = kiln_prof_start();
+
+	pthread_mutex_lock(&s->lock);
+	while (!dir->scanned && !atomic_load(&s->failed))
+		pthread_cond_wait(&s->scanned, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+	kiln_prof_add(KILN_PROF_WALK, t0);
+	return atomic_load(&s->failed) ? -1 : 0;
+}
+
+/*
+ * Breadth first from the root, entries in their sorted order, directories
+ * once each: the order layout.c gives the inodes. visit sees every other
+ * inode at each of its names (a hard link's first is its place).
+ */
+static int visit_tree(struct kiln_inode *root,
+		      int (*wait)(void *, struct kiln_inode *), void *wctx,
+		      kiln_visit_fn *visit, void *ctx)
+{
+	struct kiln_inode **q = xmalloc(sizeof(*q));
+	size_t head = 0, n = 0;
+	int ret = 0;
+
+	q[n++] = root;
+	while (head < n && !ret) {
+		struct kiln_inode *dir = q[head++];
+
+		if (wait && wait(wctx, dir)) {
+			ret = -1;
+			break;
+		}
+		for (uint32_t i = 0; i < dir->nr_dentries && !ret; i++) {
+			struct kiln_inode *c = dir->dentries[i].inode;
+
+			if (kiln_is_dot(&dir->dentries[i]))
+				continue;
+			if (!S_ISDIR(c->mode)) {
+				ret = visit(ctx, c);
+				continue;
+			}
+			if (!(n & (n - 1)))
+				q = xrealloc(q, 2 * n * sizeof(*q));
+			q[n++] = c;
+		}
+	}
+	free(q);
+	return ret;
+}
+
+int kiln_tree_visit(struct kiln_tree *t, kiln_visit_fn *visit, void *ctx)
+{
+	return visit_tree(t->root, NULL, NULL, visit, ctx);
 }
 
 int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq,
 		   struct kiln_tree *tree, const struct kiln_file_id *skip,
-		   unsigned int nr_skip)
+		   unsigned int nr_skip, kiln_visit_fn *visit, void *ctx)
 {
 	struct scan s = { .o = o, .tree = tree, .wq = wq, .skip = skip,
 			  .nr_skip = nr_skip };
@@ -375,6 +475,7 @@ int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq,
 
 	memset(tree, 0, sizeof(*tree));
 	pthread_mutex_init(&s.lock, NULL);
+	pthread_cond_init(&s.scanned, NULL);
 	while (len > 1 && src[len - 1] == '/')
 		src[--len] = '\0';
 	s.srclen = len;
@@ -385,7 +486,15 @@ int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq,
 	} else {
 		tree->root = scan_one(&s, AT_FDCWD, src, xstrdup(src), NULL);
 	}
-	kiln_wq_drain(wq);
+	if (tree->root &&
+	    visit_tree(tree->root, wait_scanned, &s, visit, ctx))
+		atomic_store(&s.failed, true);
+	/* the jobs use s: wait for every one (they stop early on failure) */
+	pthread_mutex_lock(&s.lock);
+	while (s.dirs_pending)
+		pthread_cond_wait(&s.scanned, &s.lock);
+	pthread_mutex_unlock(&s.lock);
+	pthread_cond_destroy(&s.scanned);
 	pthread_mutex_destroy(&s.lock);
 	free(src);
 	free(s.links);

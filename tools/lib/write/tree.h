@@ -15,10 +15,20 @@ struct kiln_file_id {
 	ino_t ino;
 };
 
-/* Scans o->source with a job per directory on wq (drained on return). */
+/*
+ * Called for every inode but directories, at each of its names, in the
+ * image's order (breadth first, entries sorted): returns -1 to stop.
+ */
+typedef int kiln_visit_fn(void *ctx, struct kiln_inode *in);
+/*
+ * Scans o->source with a job per directory on wq (all of them ended on
+ * return), visiting each directory's inodes as soon as it is scanned.
+ */
 int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq,
 		   struct kiln_tree *tree, const struct kiln_file_id *skip,
-		   unsigned int nr_skip);
+		   unsigned int nr_skip, kiln_visit_fn *visit, void *ctx);
+/* The same visit over a complete tree (a tar's). */
+int kiln_tree_visit(struct kiln_tree *t, kiln_visit_fn *visit, void *ctx);
 /* Builds the tree from the tar o->source (NULL or "-": stdin), --tar=f. */
 int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree);
 void kiln_tree_free(struct kiln_tree *tree);

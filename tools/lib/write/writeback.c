@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "common/util.h"
 #include "writeback.h"
 
@@ -26,15 +29,43 @@ static void run_kick(struct kiln_job *job, void *ctx)
 
 void kiln_writeback_add(struct kiln_writeback *wb, uint64_t bytes)
 {
-	struct kick *k;
-
 	wb->dirty += bytes;
-	if (wb->dirty < KICK_BYTES)
-		return;
+	if (wb->dirty >= KICK_BYTES)
+		kick(wb);
+}
+
+static void kick(struct kiln_writeback *wb)
+{
+	struct kick *k = xcalloc(1, sizeof(*k));
+
 	wb->dirty = 0;
-	k = xcalloc(1, sizeof(*k));
 	k->fd = wb->fd;
 	k->job.fn = run_kick;
 	k->job.detached = true;
 	kiln_wq_submit(wb->wq, &k->job);
+}
+
+static void run_sync(struct kiln_job *job, void *ctx)
+{
+	struct kiln_writeback *wb = (struct kiln_writeback *)
+		((char *)job - offsetof(struct kiln_writeback, sync));
+
+	(void)ctx;
+	wb->sync_errno = fdatasync(wb->fd) ? errno : 0;
+}
+
+void kiln_writeback_sync(struct kiln_writeback *wb)
+{
+	wb->sync = (struct kiln_job){ .fn = run_sync };
+	kiln_wq_submit(wb->wq, &wb->sync);
+}
+
+int kiln_writeback_synced(struct kiln_writeback *wb)
+{
+	if (!wb->sync.fn)
+		return 0;
+	kiln_wq_wait(wb->wq, &wb->sync);
+	wb->sync.fn = NULL;
+	errno = wb->sync_errno;
+	return errno ? -1 : 0;
 }

@@ -28,12 +28,15 @@
 #include "zdata.h"
 #include "zseg.h"
 
-struct writer {
+struct kiln_writer {
 	int fd;
 	const char *image;
-	const struct kiln_layout *l;
-	uint8_t *head;			/* head_blocks * blksz bytes */
+	const struct kiln_mkfs_opts *o;
+	const struct kiln_layout *l;	/* once the walk is done */
+	struct kiln_zwriter *zw;	/* compressed images: regular files */
+	uint64_t head_blocks, prefix_pos;	/* from the options alone */
 	const struct kiln_xattr_pool *pool;
+	uint8_t *head;			/* head_blocks * blksz, at the end */
 	uint8_t *pool_bytes;		/* encoded, until the area is written */
 	struct kiln_records recs;	/* every record, after the data */
 	struct kiln_flat flat;		/* uncompressed data, by the workers */
@@ -43,7 +46,7 @@ struct writer {
 };
 
 /* Symlinks and directories: in memory already, written in place. */
-static int write_node(struct writer *w, const struct kiln_inode *in)
+static int write_node(struct kiln_writer *w, const struct kiln_inode *in)
 {
 	uint8_t *dir;
 	int ret;
@@ -139,7 +142,7 @@ static void set_compression(struct erofs_super_block *sb, uint8_t *meta,
 }
 
 /* The superblock, but for its checksum and a derived uuid. */
-static int fill_superblock(struct writer *w, const struct kiln_tree *t,
+static int fill_superblock(struct kiln_writer *w, const struct kiln_tree *t,
 			   const struct kiln_mkfs_opts *o,
 			   struct erofs_super_block *sb)
 {
@@ -163,7 +166,7 @@ static int fill_superblock(struct writer *w, const struct kiln_tree *t,
 	if (o->nr_xattr_prefixes) {
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES;
 		sb->xattr_prefix_count = (uint8_t)o->nr_xattr_prefixes;
-		sb->xattr_prefix_start = (uint32_t)(l->prefix_pos / 4);
+		sb->xattr_prefix_start = (uint32_t)(w->prefix_pos / 4);
 	}
 	set_compression(sb, w->head, o, l->blkszbits);
 	if (o->uuid_mode == KILN_UUID_GIVEN)
@@ -183,11 +186,11 @@ static int fill_superblock(struct writer *w, const struct kiln_tree *t,
  * hashes the head (superblock without uuid) and then the records as they
  * go out, so the area is never held twice.
  */
-static int write_metadata(struct writer *w, const struct kiln_tree *t,
+static int write_metadata(struct kiln_writer *w, const struct kiln_tree *t,
 			  const struct kiln_mkfs_opts *o)
 {
 	const struct kiln_layout *l = w->l;
-	size_t headsize = (size_t)l->head_blocks * l->blksz;
+	size_t headsize = (size_t)w->head_blocks * l->blksz;
 	uint8_t *sbp = w->head + EROFS_SUPER_OFFSET;
 	uint64_t h[2] = { 0xcbf29ce484222325ull, 0x84222325cbf29ce4ull };
 	bool derive = o->uuid_mode == KILN_UUID_DERIVED;
@@ -210,7 +213,8 @@ static int write_metadata(struct writer *w, const struct kiln_tree *t,
 		sb.checksum = erofs_sb_checksum(sbp, l->blkszbits);
 		erofs_sb_encode(sbp, &sb);
 	}
-	if (pwrite_all(w->fd, w->head, headsize, 0) ||
+	if (kiln_writeback_synced(&w->wb) ||
+	    pwrite_all(w->fd, w->head, headsize, 0) ||
 	    /* a file ends where the image does; a device keeps its size */
 	    (!w->flat.zero_fill &&
 	     ftruncate(w->fd, (off_t)(w->end_blk * l->blksz))) ||
@@ -223,18 +227,18 @@ fail:
 }
 
 /* Stages every flat record; compressed ones are staged once compressed. */
-static void stage_records(struct writer *w)
+static void stage_records(struct kiln_writer *w)
 {
 	const struct kiln_layout *l = w->l;
 
 	for (uint32_t i = 0; i < l->nr; i++)
-		if (!l->order[i]->compressed)
+		if (!l->order[i]->zwritten)
 			kiln_records_stage(&w->recs, l->order[i],
 					   l->order[i]->rec_size);
 }
 
 /* After the data: the pool, then every record gets its place (and nid). */
-static int pack_records(struct writer *w)
+static int pack_records(struct kiln_writer *w)
 {
 	const struct kiln_layout *l = w->l;
 
@@ -255,7 +259,7 @@ static int pack_records(struct writer *w)
 }
 
 /* Queues or writes every flat inode's data but directories'. */
-static int write_flat_data(struct writer *w)
+static int write_flat_data(struct kiln_writer *w)
 {
 	const struct kiln_layout *l = w->l;
 	uint64_t t0 = kiln_prof_start();
@@ -265,7 +269,7 @@ static int write_flat_data(struct writer *w)
 	for (uint32_t i = 0; i < l->nr && !ret; i++) {
 		struct kiln_inode *in = l->order[i];
 
-		if (in->compressed)
+		if (in->zwritten)
 			continue;
 		if (S_ISREG(in->mode) && in->size) {
 			kiln_flat_queue(&w->flat, w->wq, in);
@@ -280,35 +284,73 @@ static int write_flat_data(struct writer *w)
 	return ret;
 }
 
+struct kiln_writer *kiln_writer_start(int fd, const char *image,
+				      const struct kiln_mkfs_opts *o,
+				      struct kiln_workqueue *wq)
+{
+	struct kiln_writer *w = xcalloc(1, sizeof(*w));
+	struct stat st;
+
+	w->fd = fd;
+	w->image = image;
+	w->o = o;
+	w->wq = wq;
+	w->head_blocks = kiln_head_blocks(o, &w->prefix_pos);
+	w->end_blk = w->head_blocks;
+	w->flat = (struct kiln_flat){
+		.fd = fd, .image = image, .blksz = 1u << o->blkszbits,
+		.zero_fill = fstat(fd, &st) || !S_ISREG(st.st_mode),
+	};
+	w->wb = (struct kiln_writeback){ .fd = fd, .wq = wq };
+	kiln_records_init(&w->recs, 1u << o->blkszbits);
+	if (o->compress)
+		w->zw = kiln_zw_start(&o->compr, wq, &w->wb, fd, image,
+				      o->blkszbits, w->head_blocks, &w->recs);
+	return w;
+}
+
+int kiln_writer_visit(void *ctx, struct kiln_inode *in)
+{
+	struct kiln_writer *w = ctx;
+
+	if (!w->zw || !S_ISREG(in->mode) || !in->size || in->zwritten)
+		return 0;
+	in->zwritten = true;
+	return kiln_zw_add(w->zw, in, kiln_inode_base_max(in, w->o));
+}
+
 /*
- * Data first: compressed files through the zwriter, in order, from the
- * end of the head; then flat data after them, regular files copied by the
- * workers in any order (their blocks are known by then). Then the records
- * are packed after the data, then directories, which can now name every
- * nid.
+ * What the zwriter has in flight is written; its files' records are
+ * finished now that their bases are final.
  */
-static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
+static int finish_zdata(struct kiln_writer *w)
 {
 	const struct kiln_layout *l = w->l;
-	struct kiln_zwriter *zw = NULL;
+	int ret = kiln_zw_finish(w->zw, &w->end_blk);
+
+	w->zw = NULL;
+	for (uint32_t i = 0; i < l->nr && !ret; i++)
+		if (l->order[i]->zwritten)
+			ret = kiln_zinode_finish(l->order[i], &w->o->compr,
+						 l->blkszbits);
+	return ret;
+}
+
+/*
+ * The zwriter's data is written from the end of the head on, in the
+ * order the walk visits files; flat data goes after it, regular files
+ * copied by the workers in any order (their blocks are known by then).
+ * Then the records are packed after the data, then directories, which
+ * can now name every nid.
+ */
+static int write_all_data(struct kiln_writer *w)
+{
+	const struct kiln_layout *l = w->l;
 	uint64_t t0;
 	int ret = 0;
 
-	w->end_blk = l->head_blocks;
-	w->wb = (struct kiln_writeback){ .fd = w->fd, .wq = w->wq };
-	if (o->compress)
-		zw = kiln_zw_start(&o->compr, w->wq, &w->wb, w->fd, w->image,
-				   l->blkszbits, l->head_blocks, &w->recs);
-	for (uint32_t i = 0; i < l->nr && zw && !ret; i++)
-		if (l->order[i]->compressed)
-			ret = kiln_zw_add(zw, l->order[i], /* profiles itself */
-					  kiln_inode_base_max(l->order[i], o));
-	if (zw && kiln_zw_finish(zw, &w->end_blk))
-		ret = -1;
-	for (uint32_t i = 0; i < l->nr && zw && !ret; i++)
-		if (l->order[i]->compressed)
-			ret = kiln_zinode_finish(l->order[i], &o->compr,
-						 l->blkszbits);
+	if (w->zw)
+		ret = finish_zdata(w);
 	if (!ret)
 		ret = write_flat_data(w);
 	if (ret)	/* queued copies need not run */
@@ -318,6 +360,7 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 	kiln_prof_add(KILN_PROF_WAIT, t0);
 	if (ret || atomic_load(&w->flat.failed))
 		return -1;
+	kiln_writeback_sync(&w->wb);
 	t0 = kiln_prof_start();
 	ret = pack_records(w);
 	for (uint32_t i = 0; i < l->nr && !ret; i++)
@@ -327,35 +370,34 @@ static int write_all_data(struct writer *w, const struct kiln_mkfs_opts *o)
 	return ret;
 }
 
-int kiln_write_image(int fd, const char *image, const struct kiln_tree *t,
-		     const struct kiln_xattr_pool *pool,
-		     const struct kiln_layout *l,
-		     const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq)
+int kiln_writer_finish(struct kiln_writer *w, const struct kiln_tree *t,
+		       const struct kiln_xattr_pool *pool,
+		       const struct kiln_layout *l)
 {
-	struct writer w = { .fd = fd, .image = image, .l = l, .wq = wq,
-			    .pool = pool };
-	struct stat st;
-	uint64_t t0;
-	int ret;
+	uint64_t t0, end;
+	int ret = -1;
 
-	w.head = xcalloc(1, (size_t)l->head_blocks * l->blksz);
-	w.flat = (struct kiln_flat){
-		.fd = fd, .image = image, .blksz = l->blksz,
-		.zero_fill = fstat(fd, &st) || !S_ISREG(st.st_mode),
-	};
-	kiln_records_init(&w.recs, l->blksz);
-	if (o->nr_xattr_prefixes)
-		kiln_xattr_prefixes_encode(o->xattr_prefixes,
-					   o->nr_xattr_prefixes,
-					   w.head + l->prefix_pos);
-	ret = write_all_data(&w, o);
+	w->l = l;
+	w->pool = pool;
+	if (l) {
+		w->head = xcalloc(1, (size_t)w->head_blocks * l->blksz);
+		if (w->o->nr_xattr_prefixes)
+			kiln_xattr_prefixes_encode(w->o->xattr_prefixes,
+						   w->o->nr_xattr_prefixes,
+						   w->head + w->prefix_pos);
+		ret = write_all_data(w);
+	}
 	if (!ret) {
 		t0 = kiln_prof_start();
-		ret = write_metadata(&w, t, o);
+		ret = write_metadata(w, t, w->o);
 		kiln_prof_add(KILN_PROF_META, t0);
 	}
-	free(w.head);
-	free(w.pool_bytes);
-	kiln_records_free(&w.recs);
+	if (w->zw)	/* given up: what is in flight still ends */
+		kiln_zw_finish(w->zw, &end);
+	kiln_wq_drain(w->wq);
+	free(w->head);
+	free(w->pool_bytes);
+	kiln_records_free(&w->recs);
+	free(w);
 	return ret;
 }

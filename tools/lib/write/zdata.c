@@ -28,6 +28,7 @@ struct zfile {
 	const uint8_t *raw;		/* the whole file, if one segment */
 	uint64_t segsize;
 	uint16_t tail_len;
+	bool flat;			/* a block or less: never compressed */
 	bool failed;
 };
 
@@ -232,9 +233,10 @@ static uint64_t flat_blocks(const struct kiln_inode *in, uint32_t blksz,
 }
 
 /*
- * Compression did not pay (incompressible data: every block plain, and the
- * partial last one a whole block): take the file's blocks back, they are
- * the last ones written, and store it flat from the input still at hand.
+ * A file of a block or less, or one compression did not pay for
+ * (incompressible data: every block plain, and the partial last one a
+ * whole block): take the file's blocks back, they are the last ones
+ * written, and store it flat from the input still at hand.
  */
 static int store_flat(struct kiln_zwriter *zw, struct zfile *f,
 		      uint64_t nblocks, uint32_t tail)
@@ -247,6 +249,10 @@ static int store_flat(struct kiln_zwriter *zw, struct zfile *f,
 	int ret = 0;
 
 	zw->next_blk -= f->blocks;
+	if (zw->next_blk + nblocks > EROFS_MAX_BLOCKS)
+		return kiln_err_too_large(zw->blkszbits);
+	if (f->flat && zw->wb)
+		kiln_writeback_add(zw->wb, nblocks << zw->blkszbits);
 	if (pwrite_all(zw->fd, f->raw, body - part, at))
 		ret = -1;
 	if (part && !ret) {	/* the last block, zero-padded */
@@ -259,7 +265,8 @@ static int store_flat(struct kiln_zwriter *zw, struct zfile *f,
 		return kiln_err("%s: write failed: %s", zw->image,
 				strerror(errno)), -1;
 	in->datalayout = tail ? EROFS_INODE_FLAT_INLINE : EROFS_INODE_FLAT_PLAIN;
-	in->startblk = (uint32_t)zw->next_blk;	/* no higher than before */
+	in->startblk = nblocks ? (uint32_t)zw->next_blk : /* no higher */
+		       tail ? EROFS_NULL_ADDR : 0;
 	in->inline_size = tail;
 	zw->next_blk += nblocks;
 	p = kiln_records_stage(zw->recs, in, in->base_max + tail);
@@ -294,7 +301,7 @@ static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 		uint32_t tail;
 		uint64_t flat = flat_blocks(in, zw->blksz, &tail);
 
-		if (f->raw && flat_pays(zw, f, flat, tail))
+		if (f->raw && (f->flat || flat_pays(zw, f, flat, tail)))
 			ret = store_flat(zw, f, flat, tail);
 		else
 			place_zinode(zw, f);
@@ -436,6 +443,8 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in,
 	in->base_max = base_max;
 	in->zbase = zbase_max(zw, in);
 	f->in = in;
+	/* a file of one block or less cannot save a block by compression */
+	f->flat = in->size <= zw->blksz;
 	f->segsize = seg_size(zw->cfg, in->size);
 	f->segs_left = (uint32_t)((in->size + f->segsize - 1) / f->segsize);
 	grow_arena(zw, f->segsize);
@@ -473,6 +482,7 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in,
 		s->nr_ext = 0;
 		s->error = 0;
 		s->read_failed = false;
+		s->flat = f->flat;
 		batch_add(zw, s);
 		zw->count++;
 	}

@@ -35,6 +35,7 @@ struct zseg {
 	} *ext;
 	uint32_t nr_ext;
 	uint16_t tail_len;		/* bytes of the inline tail pcluster */
+	bool flat;			/* a block or less: only read */
 	int error;			/* errno; EAGAIN: the file changed */
 	bool read_failed;
 };

@@ -181,6 +181,8 @@ static void compress_segment(struct zseg *s, struct zworker *w)
 	if (read_segment(s))
 		return;
 	t0 = kiln_prof_add(KILN_PROF_READ, t0);
+	if (s->flat)	/* stored flat: zdata.c takes it from s->in */
+		return;
 	w->ratio = 3.0;
 	while (pos < s->inlen) {
 		size_t rem = s->inlen - pos;
