@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 enum kiln_prof_stage {
-	KILN_PROF_WALK,		/* main: scan the source tree */
+	KILN_PROF_WALK,		/* main: wait for directory scans; read a tar */
 	KILN_PROF_LAYOUT,	/* main: xattr sharing, inode placement */
 	KILN_PROF_QUEUE,	/* main: build and submit jobs */
 	KILN_PROF_WAIT,		/* main: wait for the oldest job */

@@ -419,50 +419,6 @@ static int wait_scanned(void *p, struct kiln_inode *dir)
 	return atomic_load(&s->failed) ? -1 : 0;
 }
 
-/*
- * Breadth first from the root, entries in their sorted order, directories
- * once each: the order layout.c gives the inodes. visit sees every other
- * inode at each of its names (a hard link's first is its place).
- */
-static int visit_tree(struct kiln_inode *root,
-		      int (*wait)(void *, struct kiln_inode *), void *wctx,
-		      kiln_visit_fn *visit, void *ctx)
-{
-	struct kiln_inode **q = xmalloc(sizeof(*q));
-	size_t head = 0, n = 0;
-	int ret = 0;
-
-	q[n++] = root;
-	while (head < n && !ret) {
-		struct kiln_inode *dir = q[head++];
-
-		if (wait && wait(wctx, dir)) {
-			ret = -1;
-			break;
-		}
-		for (uint32_t i = 0; i < dir->nr_dentries && !ret; i++) {
-			struct kiln_inode *c = dir->dentries[i].inode;
-
-			if (kiln_is_dot(&dir->dentries[i]))
-				continue;
-			if (!S_ISDIR(c->mode)) {
-				ret = visit(ctx, c);
-				continue;
-			}
-			if (!(n & (n - 1)))
-				q = xrealloc(q, 2 * n * sizeof(*q));
-			q[n++] = c;
-		}
-	}
-	free(q);
-	return ret;
-}
-
-int kiln_tree_visit(struct kiln_tree *t, kiln_visit_fn *visit, void *ctx)
-{
-	return visit_tree(t->root, NULL, NULL, visit, ctx);
-}
-
 int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq,
 		   struct kiln_tree *tree, const struct kiln_file_id *skip,
 		   unsigned int nr_skip, kiln_visit_fn *visit, void *ctx)
@@ -487,7 +443,8 @@ int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq,
 		tree->root = scan_one(&s, AT_FDCWD, src, xstrdup(src), NULL);
 	}
 	if (tree->root &&
-	    visit_tree(tree->root, wait_scanned, &s, visit, ctx))
+	    kiln_tree_visit_waiting(tree->root, wait_scanned, &s, visit,
+				    ctx))
 		atomic_store(&s.failed, true);
 	/* the jobs use s: wait for every one (they stop early on failure) */
 	pthread_mutex_lock(&s.lock);

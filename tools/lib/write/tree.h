@@ -29,6 +29,10 @@ int kiln_tree_scan(const struct kiln_mkfs_opts *o, struct kiln_workqueue *wq,
 		   unsigned int nr_skip, kiln_visit_fn *visit, void *ctx);
 /* The same visit over a complete tree (a tar's). */
 int kiln_tree_visit(struct kiln_tree *t, kiln_visit_fn *visit, void *ctx);
+/* The visit, with wait (if not NULL) called before each directory's turn. */
+int kiln_tree_visit_waiting(struct kiln_inode *root,
+			    int (*wait)(void *, struct kiln_inode *),
+			    void *wctx, kiln_visit_fn *visit, void *ctx);
 /* Builds the tree from the tar o->source (NULL or "-": stdin), --tar=f. */
 int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree);
 void kiln_tree_free(struct kiln_tree *tree);

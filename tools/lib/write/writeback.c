@@ -1,71 +1,105 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
-#include <stddef.h>
-#include <stdlib.h>
 #include <unistd.h>
-#include "common/util.h"
 #include "writeback.h"
 
-#define KICK_BYTES (32u << 20)
-
-struct kick {
-	struct kiln_job job;
-	int fd;
-};
+#define PASS_BYTES (8u << 20)
 
 /*
- * Asynchronous writeback of the whole file's dirty pages (nbytes 0: to
- * the end). Errors do not matter here: the final fsync reports them.
+ * Starts the writeback of every dirty page and waits until none is under
+ * writeback: the kernel's pages of this file stay few. Errors do not
+ * matter here: the final fdatasync and fsync report them.
  */
-static void run_kick(struct kiln_job *job, void *ctx)
+static void pass(int fd)
 {
-	struct kick *k = (struct kick *)job;
+	(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE |
+			      SYNC_FILE_RANGE_WRITE |
+			      SYNC_FILE_RANGE_WAIT_AFTER);
+}
 
-	(void)ctx;
-	(void)sync_file_range(k->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-	free(k);
+static void *run(void *p)
+{
+	struct kiln_writeback *wb = p;
+
+	pthread_mutex_lock(&wb->lock);
+	for (;;) {
+		bool sync = wb->sync_asked && !wb->synced;
+
+		if (!wb->stop && !sync && wb->dirty < PASS_BYTES) {
+			pthread_cond_wait(&wb->wake, &wb->lock);
+			continue;
+		}
+		if (sync) {
+			pthread_mutex_unlock(&wb->lock);
+			int err = fdatasync(wb->fd) ? errno : 0;
+			pthread_mutex_lock(&wb->lock);
+			wb->sync_errno = err;
+			wb->synced = true;
+			pthread_cond_broadcast(&wb->done);
+		}
+		if (wb->stop)
+			break;
+		if (wb->dirty >= PASS_BYTES) {
+			wb->dirty = 0;
+			pthread_mutex_unlock(&wb->lock);
+			pass(wb->fd);
+			pthread_mutex_lock(&wb->lock);
+		}
+	}
+	pthread_mutex_unlock(&wb->lock);
+	return NULL;
+}
+
+void kiln_writeback_start(struct kiln_writeback *wb, int fd)
+{
+	*wb = (struct kiln_writeback){ .fd = fd };
+	pthread_mutex_init(&wb->lock, NULL);
+	pthread_cond_init(&wb->wake, NULL);
+	pthread_cond_init(&wb->done, NULL);
+	wb->running = !pthread_create(&wb->thread, NULL, run, wb);
 }
 
 void kiln_writeback_add(struct kiln_writeback *wb, uint64_t bytes)
 {
+	pthread_mutex_lock(&wb->lock);
 	wb->dirty += bytes;
-	if (wb->dirty >= KICK_BYTES)
-		kick(wb);
-}
-
-static void kick(struct kiln_writeback *wb)
-{
-	struct kick *k = xcalloc(1, sizeof(*k));
-
-	wb->dirty = 0;
-	k->fd = wb->fd;
-	k->job.fn = run_kick;
-	k->job.detached = true;
-	kiln_wq_submit(wb->wq, &k->job);
-}
-
-static void run_sync(struct kiln_job *job, void *ctx)
-{
-	struct kiln_writeback *wb = (struct kiln_writeback *)
-		((char *)job - offsetof(struct kiln_writeback, sync));
-
-	(void)ctx;
-	wb->sync_errno = fdatasync(wb->fd) ? errno : 0;
+	if (wb->dirty >= PASS_BYTES)
+		pthread_cond_signal(&wb->wake);
+	pthread_mutex_unlock(&wb->lock);
 }
 
 void kiln_writeback_sync(struct kiln_writeback *wb)
 {
-	wb->sync = (struct kiln_job){ .fn = run_sync };
-	kiln_wq_submit(wb->wq, &wb->sync);
+	pthread_mutex_lock(&wb->lock);
+	wb->sync_asked = true;
+	pthread_cond_signal(&wb->wake);
+	pthread_mutex_unlock(&wb->lock);
 }
 
 int kiln_writeback_synced(struct kiln_writeback *wb)
 {
-	if (!wb->sync.fn)
-		return 0;
-	kiln_wq_wait(wb->wq, &wb->sync);
-	wb->sync.fn = NULL;
-	errno = wb->sync_errno;
-	return errno ? -1 : 0;
+	int err = 0;
+
+	pthread_mutex_lock(&wb->lock);
+	while (wb->running && wb->sync_asked && !wb->synced)
+		pthread_cond_wait(&wb->done, &wb->lock);
+	if (wb->synced)
+		err = wb->sync_errno;
+	pthread_mutex_unlock(&wb->lock);
+	errno = err;
+	return err ? -1 : 0;
+}
+
+void kiln_writeback_stop(struct kiln_writeback *wb)
+{
+	pthread_mutex_lock(&wb->lock);
+	wb->stop = true;
+	pthread_cond_signal(&wb->wake);
+	pthread_mutex_unlock(&wb->lock);
+	if (wb->running)
+		pthread_join(wb->thread, NULL);
+	pthread_mutex_destroy(&wb->lock);
+	pthread_cond_destroy(&wb->wake);
+	pthread_cond_destroy(&wb->done);
 }

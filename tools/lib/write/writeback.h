@@ -1,33 +1,42 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Starting the image's writeback while it is being built, so the fsync at
- * the end (which a trustworthy image needs) finds little left to write:
+ * Writing the image back to the disk while it is being built, so the fsync
+ * at the end (which a trustworthy image needs) finds little left to write:
  * without it, a fast compressor waited as long for the disk as it took to
- * compress. The kick runs on a worker: it can block on a busy queue.
+ * compress. A thread of its own waits for the disk, never a worker: every
+ * few MiB written it starts the writeback of what is dirty and waits for
+ * it (write-behind), so no more than that is ever pending.
  */
 #ifndef KILN_WRITE_WRITEBACK_H
 #define KILN_WRITE_WRITEBACK_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
-#include "common/workqueue.h"
 
 struct kiln_writeback {
 	int fd;
-	struct kiln_workqueue *wq;
-	uint64_t dirty;			/* bytes written since the last kick */
-	struct kiln_job sync;		/* kiln_writeback_sync's */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake, done;
+	uint64_t dirty;			/* bytes written since the last pass */
+	bool running, stop;
+	bool sync_asked, synced;	/* kiln_writeback_sync's fdatasync */
 	int sync_errno;
 };
 
-/* Counts bytes written; past a threshold, queues a writeback kick. */
+/* Starts the thread; without one (it could not start) all waits for fsync. */
+void kiln_writeback_start(struct kiln_writeback *wb, int fd);
+/* Counts bytes written; past a threshold, wakes the thread. */
 void kiln_writeback_add(struct kiln_writeback *wb, uint64_t bytes);
 /*
- * Once the data is written, a worker waits for it to reach the disk while
- * the metadata is made, so the fsync at the end has only that left.
+ * Once the data is written, the thread fdatasyncs it while the metadata
+ * is made, so the fsync at the end has only that left.
  * kiln_writeback_synced waits for it: 0, or -1 with errno (the error is
  * this one's to report: the fd's next fsync may not see it again).
  */
 void kiln_writeback_sync(struct kiln_writeback *wb);
 int kiln_writeback_synced(struct kiln_writeback *wb);
+void kiln_writeback_stop(struct kiln_writeback *wb);
 
 #endif

@@ -301,7 +301,7 @@ struct kiln_writer *kiln_writer_start(int fd, const char *image,
 		.fd = fd, .image = image, .blksz = 1u << o->blkszbits,
 		.zero_fill = fstat(fd, &st) || !S_ISREG(st.st_mode),
 	};
-	w->wb = (struct kiln_writeback){ .fd = fd, .wq = wq };
+	kiln_writeback_start(&w->wb, fd);
 	kiln_records_init(&w->recs, 1u << o->blkszbits);
 	if (o->compress)
 		w->zw = kiln_zw_start(&o->compr, wq, &w->wb, fd, image,
@@ -395,6 +395,7 @@ int kiln_writer_finish(struct kiln_writer *w, const struct kiln_tree *t,
 	if (w->zw)	/* given up: what is in flight still ends */
 		kiln_zw_finish(w->zw, &end);
 	kiln_wq_drain(w->wq);
+	kiln_writeback_stop(&w->wb);
 	free(w->head);
 	free(w->pool_bytes);
 	kiln_records_free(&w->recs);

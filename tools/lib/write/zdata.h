@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Writing compressed files. Each file is cut into segments whose size
+ * Writing a compressed image's regular files, in the order they are given
+ * (files of a block or less, and those compression does not shrink, are
+ * stored flat in the same stream). Each file is cut into segments whose size
  * depends on the file's size alone (never on the worker count, so images
  * are identical for any --workers); segments are compressed by a pool of workers and written back
  * in submission order, so the data lands in file order. Buffers for at most
