@@ -190,7 +190,8 @@ test_compress_stream_bounds() {
 	find "$T/src" -exec touch -h -d @1000000000 {} +	# one mtime: compact
 	for opts in "-zlz4 -C4096" "-zlz4hc -C4096 -Eztailpacking" \
 		    "-zzstd -Eztailpacking -Elegacy-compress" \
-		    "-zlz4 --ignore-mtime -Eztailpacking" "-zdeflate -x 3"; do
+		    "-zlz4 --ignore-mtime -Eztailpacking" "-zdeflate -x 3" \
+		    "-zlz4hc -Enoinline_data"; do
 		# shellcheck disable=SC2086
 		mkfs $opts --workers=1 "$T/w1" "$T/src"
 		# shellcheck disable=SC2086

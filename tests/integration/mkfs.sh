@@ -275,6 +275,18 @@ test_image_block_device() {
 	mount_erofs "$T/link" "$T/m2"
 	$TREECMP "$TREE" "$T/m2"
 	umount "$T/m2"
+	# blocks under 4 KiB: compressed data is written from block 1, inside
+	# the 4 KiB wiped before the first write, and never wiped again
+	mkdir -p "$T/srcb/d"
+	seq 1 20000 > "$T/srcb/a"	# its first pcluster at byte 2048,
+	for i in $(seq 200); do		# written while these are still walked
+		seq "$i" 1000 > "$T/srcb/d/$i"
+	done
+	mkfs -b 1024 -zlz4 --workers=1 "$dev" "$T/srcb"
+	"$BIN/fsck.erofs" "$dev" >/dev/null || fail "-b 1024 on a device"
+	mount_erofs "$dev" "$T/m4"
+	cmp "$T/srcb/a" "$T/m4/a" || fail "-b 1024 on a device: data differs"
+	umount "$T/m4"
 
 	mkdir "$T/src"
 	head -c 3M /dev/urandom > "$T/src/noise"

@@ -95,7 +95,7 @@ static int build(const struct kiln_mkfs_opts *o, struct kiln_target *t)
 		return -1;
 	/* no old superblock may survive: wiped before the first write */
 	ret = kiln_target_prepare(t, kiln_head_blocks(o, NULL) <<
-				     o->blkszbits);
+				     o->blkszbits, true);
 	w = kiln_writer_start(t->fd, o->image, o, &wq);
 	if (!ret)
 		ret = scan(o, t, &wq, w, &tree);
@@ -110,10 +110,11 @@ static int build(const struct kiln_mkfs_opts *o, struct kiln_target *t)
 	if (!ret)
 		ret = kiln_layout(&tree, &pool, o, &l);
 	kiln_prof_add(KILN_PROF_LAYOUT, t0);
-	/* a device too small for what is already known fails here */
+	/* a device too small for what is already known fails here; data is
+	   written by now (with blocks under 4 KiB, in the wiped 4 KiB too) */
 	if (!ret)
 		ret = kiln_target_prepare(t, (l.head_blocks + l.flat_blocks) <<
-						 l.blkszbits);
+						 l.blkszbits, false);
 	ret = kiln_writer_finish(w, &tree, &pool, ret ? NULL : &l);
 	kiln_wq_stop(&wq);
 	if (!ret)

@@ -144,7 +144,8 @@ int kiln_target_open(struct kiln_target *t, const char *image)
 	return -1;
 }
 
-int kiln_target_prepare(const struct kiln_target *t, uint64_t bytes)
+int kiln_target_prepare(const struct kiln_target *t, uint64_t bytes,
+			bool wipe)
 {
 	static const uint8_t zero[4096];
 
@@ -160,7 +161,8 @@ int kiln_target_prepare(const struct kiln_target *t, uint64_t bytes)
 		return -1;
 	}
 	/* no old superblock survives a build that fails half way */
-	if (pwrite_all(t->fd, zero, sizeof(zero), 0) || fsync(t->fd)) {
+	if (wipe && (pwrite_all(t->fd, zero, sizeof(zero), 0) ||
+		     fsync(t->fd))) {
 		kiln_err("%s: write failed: %s", t->image, strerror(errno));
 		return -1;
 	}

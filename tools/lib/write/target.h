@@ -25,10 +25,12 @@ struct kiln_target {
 /* Opens IMAGE for writing; one line and -1 on failure. */
 int kiln_target_open(struct kiln_target *t, const char *image);
 /*
- * Before the first write: a block device must hold at least bytes (what
- * the layout already knows), and its old superblock is wiped.
+ * A block device must hold at least bytes (what is already known); with
+ * wipe (before the first write, never after one) its old superblock is
+ * zeroed, so a build that fails half way leaves none to trust.
  */
-int kiln_target_prepare(const struct kiln_target *t, uint64_t bytes);
+int kiln_target_prepare(const struct kiln_target *t, uint64_t bytes,
+			bool wipe);
 /* ret 0: puts the image in place (rename, sync); else discards it. */
 int kiln_target_close(struct kiln_target *t, int ret);
 void kiln_target_free(struct kiln_target *t);

@@ -8,14 +8,15 @@
 
 /*
  * Starts the writeback of every dirty page and waits until none is under
- * writeback: the kernel's pages of this file stay few. Errors do not
- * matter here: the final fdatasync and fsync report them.
+ * writeback: the kernel's pages of this file stay few. The wait takes the
+ * file's write error for itself (the fd's next fsync no longer sees it):
+ * returns it, for kiln_writeback_synced to report.
  */
-static void pass(int fd)
+static int pass(int fd)
 {
-	(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE |
-			      SYNC_FILE_RANGE_WRITE |
-			      SYNC_FILE_RANGE_WAIT_AFTER);
+	return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE |
+			       SYNC_FILE_RANGE_WRITE |
+			       SYNC_FILE_RANGE_WAIT_AFTER) ? errno : 0;
 }
 
 static void *run(void *p)
@@ -43,8 +44,10 @@ static void *run(void *p)
 		if (wb->dirty >= PASS_BYTES) {
 			wb->dirty = 0;
 			pthread_mutex_unlock(&wb->lock);
-			pass(wb->fd);
+			int err = pass(wb->fd);
 			pthread_mutex_lock(&wb->lock);
+			if (!wb->pass_errno)
+				wb->pass_errno = err;
 		}
 	}
 	pthread_mutex_unlock(&wb->lock);
@@ -84,7 +87,8 @@ int kiln_writeback_synced(struct kiln_writeback *wb)
 	pthread_mutex_lock(&wb->lock);
 	while (wb->running && wb->sync_asked && !wb->synced)
 		pthread_cond_wait(&wb->done, &wb->lock);
-	if (wb->synced)
+	err = wb->pass_errno;
+	if (!err && wb->synced)
 		err = wb->sync_errno;
 	pthread_mutex_unlock(&wb->lock);
 	errno = err;

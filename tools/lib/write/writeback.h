@@ -23,6 +23,7 @@ struct kiln_writeback {
 	bool running, stop;
 	bool sync_asked, synced;	/* kiln_writeback_sync's fdatasync */
 	int sync_errno;
+	int pass_errno;			/* the first a pass saw */
 };
 
 /* Starts the thread; without one (it could not start) all waits for fsync. */
@@ -32,8 +33,8 @@ void kiln_writeback_add(struct kiln_writeback *wb, uint64_t bytes);
 /*
  * Once the data is written, the thread fdatasyncs it while the metadata
  * is made, so the fsync at the end has only that left.
- * kiln_writeback_synced waits for it: 0, or -1 with errno (the error is
- * this one's to report: the fd's next fsync may not see it again).
+ * kiln_writeback_synced waits for it: 0, or -1 with errno, its error or a
+ * pass's (these are its to report: the fd's next fsync may not see them).
  */
 void kiln_writeback_sync(struct kiln_writeback *wb);
 int kiln_writeback_synced(struct kiln_writeback *wb);

@@ -316,6 +316,8 @@ int kiln_writer_visit(void *ctx, struct kiln_inode *in)
 	if (!w->zw || !S_ISREG(in->mode) || !in->size || in->zwritten)
 		return 0;
 	in->zwritten = true;
+	/* the zwriter decides tails now, before the layout would set it */
+	in->no_inline = w->o->no_inline_data;
 	return kiln_zw_add(w->zw, in, kiln_inode_base_max(in, w->o));
 }
 
