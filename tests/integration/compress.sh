@@ -185,7 +185,9 @@ test_compress_stream_bounds() {
 		setfattr -n user.shared -v "$(printf '%0200d' 0)" "$f"
 		setfattr -n user.own -v "${f##*/}" "$f"
 	done
-	seq 1 2000000 > "$T/src/d/big"	# 15 MB: 3600 lclusters of 4 KiB
+	# 20 MiB and 300 bytes: 5121 lclusters of 4 KiB, an index over a
+	# block, and a tail pcluster of just the last 300 bytes
+	seq 1 4000000 | head -c $((20 << 20 | 300)) > "$T/src/d/big"
 	ln "$T/src/t4097" "$T/src/d/link"
 	find "$T/src" -exec touch -h -d @1000000000 {} +	# one mtime: compact
 	for opts in "-zlz4 -C4096" "-zlz4hc -C4096 -Eztailpacking" \
@@ -203,6 +205,13 @@ test_compress_stream_bounds() {
 		"$BIN/fsck.erofs" "$T/w1" >/dev/null || fail "$opts: fsck"
 		case $opts in -zlz4*)
 			oracle_fsck "$T/w1" >/dev/null || fail "$opts: Debian fsck"
+		esac
+		case $opts in "-zlz4hc -C4096 -Eztailpacking")
+			# its 300-byte tail inline, though the index ends past
+			# a block: "... |  300 : A..B | LEN" with LEN under 4096
+			oracle_dump --path=/d/big -e "$T/w1" | tail -2 | head -1 |
+				awk -F'|' '{ exit !($3 + 0 < 4096) }' ||
+				fail "$opts: big file's tail not inline"
 		esac
 	done
 }

@@ -65,7 +65,7 @@ static int write_at(uint64_t first_blk, uint64_t *end)
 			    &cfg) == 0);
 	zw = kiln_zw_start(&cfg, &wq, NULL, fd, img, 9, first_blk, &recs);
 	CHECK(zw != NULL);
-	ret = kiln_zw_add(zw, &in, 32);
+	ret = kiln_zw_add(zw, &in, 32, 32);
 	if (kiln_zw_finish(zw, end))
 		ret = -1;
 	kiln_wq_drain(&wq);

@@ -63,6 +63,7 @@ struct kiln_inode {
 	uint32_t zbase;			/* compressed: inode, xattrs and index
 					   (a bound until kiln_zinode_finish) */
 	uint32_t base_max;		/* zwriter: inode + xattrs, at most */
+	uint32_t ztail_room;		/* zwriter: for an inline tail pcluster */
 	uint32_t rec_tail;		/* zwriter: where rec holds the tail */
 	struct kiln_extent *zext;	/* zwriter: extents, until finished */
 	uint32_t nr_zext;

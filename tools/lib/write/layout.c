@@ -102,6 +102,12 @@ uint32_t kiln_inode_base_max(const struct kiln_inode *in,
 		EROFS_INODE_EXTENDED_SIZE) + kiln_xattr_ibody_max(in);
 }
 
+uint32_t kiln_inode_base_min(const struct kiln_mkfs_opts *o)
+{
+	return o->inode_form == KILN_INODE_EXTENDED ?
+	       EROFS_INODE_EXTENDED_SIZE : EROFS_INODE_COMPACT_SIZE;
+}
+
 static int prepare_inode(struct kiln_inode *in, const struct kiln_layout *l,
 			 const struct kiln_mkfs_opts *o)
 {

@@ -80,6 +80,8 @@ static inline bool kiln_tail_inlines_max(uint32_t base_max, uint32_t tail,
  */
 uint32_t kiln_inode_base_max(const struct kiln_inode *in,
 			     const struct kiln_mkfs_opts *o);
+/* And from below: compact unless every inode is extended, no xattrs. */
+uint32_t kiln_inode_base_min(const struct kiln_mkfs_opts *o);
 
 /* "image too large" with the limit for this block size; returns -1. */
 int kiln_err_too_large(unsigned int blkszbits);

@@ -318,7 +318,8 @@ int kiln_writer_visit(void *ctx, struct kiln_inode *in)
 	in->zwritten = true;
 	/* the zwriter decides tails now, before the layout would set it */
 	in->no_inline = w->o->no_inline_data;
-	return kiln_zw_add(w->zw, in, kiln_inode_base_max(in, w->o));
+	return kiln_zw_add(w->zw, in, kiln_inode_base_min(w->o),
+			   kiln_inode_base_max(in, w->o));
 }
 
 /*

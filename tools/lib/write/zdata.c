@@ -419,29 +419,40 @@ static void grow_arena(struct kiln_zwriter *zw, uint64_t segsize)
 }
 
 /*
- * The most the index can take, whatever the inode's base turns out to be:
- * the compact index's packs depend on where it starts, mod 32.
+ * Where the index ends, at most (in->zbase, the record's bound) and at
+ * least, whatever the inode's base turns out to be: the compact index's
+ * packs depend on where it starts, mod 32. An inline tail's room is what
+ * the block the index ends in has left at most; a record over a block
+ * starts one, so only the end's offset in its block counts. If the index
+ * may end in either of two blocks, there is no room.
  */
-static uint32_t zbase_max(const struct kiln_zwriter *zw,
-			  const struct kiln_inode *in)
+static void zbase_range(const struct kiln_zwriter *zw, struct kiln_inode *in,
+			uint32_t base_min)
 {
 	struct kiln_zmap_fmt fmt = kiln_zfmt(zw->cfg, zw->blkszbits, 0);
-	uint64_t most = 0;
+	uint64_t most = 0, least = UINT64_MAX, lo, hi;
 
-	for (fmt.ebase_mod32 = 0; fmt.ebase_mod32 < 32; fmt.ebase_mod32 += 8)
-		if (kiln_zmap_size(in->size, &fmt) > most)
-			most = kiln_zmap_size(in->size, &fmt);
-	return (uint32_t)(round_up(in->base_max, 8) + most);
+	for (fmt.ebase_mod32 = 0; fmt.ebase_mod32 < 32; fmt.ebase_mod32 += 8) {
+		uint64_t n = kiln_zmap_size(in->size, &fmt);
+
+		most = n > most ? n : most;
+		least = n < least ? n : least;
+	}
+	lo = round_up(base_min, 8) + least;
+	hi = round_up(in->base_max, 8) + most;
+	in->zbase = (uint32_t)hi;
+	in->ztail_room = lo / zw->blksz == hi / zw->blksz ?
+			 zw->blksz - (uint32_t)(hi % zw->blksz) : 0;
 }
 
 int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in,
-		uint32_t base_max)
+		uint32_t base_min, uint32_t base_max)
 {
 	uint64_t t0 = kiln_prof_start();
 	struct zfile *f = xcalloc(1, sizeof(*f));
 
 	in->base_max = base_max;
-	in->zbase = zbase_max(zw, in);
+	zbase_range(zw, in, base_min);
 	f->in = in;
 	/* a file of one block or less cannot save a block by compression */
 	f->flat = in->size <= zw->blksz;

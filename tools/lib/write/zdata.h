@@ -29,11 +29,11 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 /*
  * Queues a file; its record is staged in recs once all of it is done, at
  * its largest. Decisions (inline tails, flat or not) hold for any inode
- * and xattr size up to base_max, so they can be made before the epoch and
- * xattr sharing are known.
+ * and xattr size from base_min to base_max, so they can be made before the
+ * epoch and xattr sharing are known.
  */
 int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in,
-		uint32_t base_max);
+		uint32_t base_min, uint32_t base_max);
 /*
  * Once the inode's base (form, xattrs) is final: encodes its index and
  * moves its inline tail to where they belong; sets rec_size.

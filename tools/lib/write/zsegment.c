@@ -98,8 +98,7 @@ static bool try_inline(struct zseg *s, struct zworker *w, const uint8_t *src,
 		       size_t rem, uint8_t *dst)
 {
 	uint32_t blksz = s->blksz;
-	/* zbase is the index's bound: a bigger one never shares a block */
-	uint32_t tmax = s->inode->zbase < blksz ? blksz - s->inode->zbase : 0;
+	uint32_t tmax = s->inode->ztail_room;	/* zdata.c: zbase_range */
 	size_t take = rem;
 	long n;
 
