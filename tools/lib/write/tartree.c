@@ -92,17 +92,6 @@ static int add_hardlink(struct tarscan *ts, const char *path,
 	return tar_place(ts, dir, base, strlen(base), in, path);
 }
 
-static bool excluded_one(const struct kiln_mkfs_opts *o, const char *path)
-{
-	for (unsigned int i = 0; i < o->nr_exclude_paths; i++)
-		if (!strcmp(path, o->exclude_paths[i]))
-			return true;
-	for (unsigned int i = 0; i < o->nr_exclude_regexes; i++)
-		if (!regexec(&o->exclude_regexes[i], path, 0, NULL, 0))
-			return true;
-	return false;
-}
-
 /* Left out, or inside a directory left out (a scan never goes in). */
 static bool excluded(const struct kiln_mkfs_opts *o, char *path)
 {
@@ -114,9 +103,9 @@ static bool excluded(const struct kiln_mkfs_opts *o, char *path)
 		if (*p && *p != '/')
 			continue;
 		if (!*p)
-			return excluded_one(o, path);
+			return kiln_excluded(o, path);
 		*p = '\0';
-		out = excluded_one(o, path);
+		out = kiln_excluded(o, path);
 		*p = '/';
 	}
 	return out;

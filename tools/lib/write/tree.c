@@ -147,17 +147,20 @@ static int read_symlink(struct kiln_inode *in, int dfd, const char *name,
 	return 0;
 }
 
-static bool excluded(const struct scan *s, const char *path)
+bool kiln_excluded(const struct kiln_mkfs_opts *o, const char *relpath)
 {
-	const char *rel = path + s->srclen + 1;
-
-	for (unsigned int i = 0; i < s->o->nr_exclude_paths; i++)
-		if (!strcmp(rel, s->o->exclude_paths[i]))
+	for (unsigned int i = 0; i < o->nr_exclude_paths; i++)
+		if (!strcmp(relpath, o->exclude_paths[i]))
 			return true;
-	for (unsigned int i = 0; i < s->o->nr_exclude_regexes; i++)
-		if (!regexec(&s->o->exclude_regexes[i], rel, 0, NULL, 0))
+	for (unsigned int i = 0; i < o->nr_exclude_regexes; i++)
+		if (!regexec(&o->exclude_regexes[i], relpath, 0, NULL, 0))
 			return true;
 	return false;
+}
+
+static bool excluded(const struct scan *s, const char *path)
+{
+	return kiln_excluded(s->o, path + s->srclen + 1);
 }
 
 static void queue_dir(struct scan *s, struct kiln_inode *dir,
