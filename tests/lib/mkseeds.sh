@@ -30,4 +30,6 @@ done <<'OPTS'
 -zlzma -C8192
 -zdeflate -C8192 -Elegacy-compress
 -b1024 -zlz4hc -Eztailpacking
+-zlz4hc -C16384 -Efragments
+-zzstd -C8192 -Efragments -Elegacy-compress
 OPTS

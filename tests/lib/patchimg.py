@@ -6,7 +6,12 @@ NAME is an entry of the root directory. WHAT is one of:
                but the last, and its size grows to match: petabytes of
                holes, still a valid image
   huge-size    the size becomes 2^63 + 5, which no file can have
-The inode must be extended (64-bit size). The superblock is re-signed.
+  frag-far     a file that is all one fragment points 2^40 bytes into
+               the packed inode, far past its end
+  frag-orphan  the superblock names no packed inode (packed_nid 0), so
+               the image's fragments are nowhere
+giant-holes and huge-size need an extended inode (64-bit size). The
+superblock is re-signed.
 """
 import os
 import struct
@@ -22,6 +27,16 @@ def main():
     path, name, what = sys.argv[1], sys.argv[2].encode(), sys.argv[3]
     im = Image(open(path, "rb").read())
     ino = im.inode(im.child(im.root, name)[3])
+    if what in ("frag-far", "frag-orphan"):
+        hdr = (ino["tail"] + 7) // 8 * 8
+        assert im.b[hdr + 7] & 0x80, "not a whole-file fragment"
+        if what == "frag-far":
+            struct.pack_into("<Q", im.b, hdr, 1 << 63 | 1 << 40)
+        else:
+            struct.pack_into("<Q", im.b, 1024 + 0x60, 0)
+        resign(im.b)
+        open(path, "wb").write(im.b)
+        return
     assert ino["ext"], "the inode must be extended"
     if what == "giant-holes":
         assert ino["layout"] == 4, "not chunk-based"

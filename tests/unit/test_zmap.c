@@ -249,7 +249,7 @@ static int build_image(struct zcase *z, uint32_t first_blk)
 	put_super(z, img);
 	put_inode(z, img + z->ipos, end_blk - first_blk);
 	kiln_zmap_encode(img + z->ipos + round_up(z->base, 8), z->ext, z->nr,
-			   z->isize, z->idata, &z->fmt);
+			   z->isize, z->idata, 0, &z->fmt);
 	memset(img + z->tailpos, 0x5a, z->idata);
 	if (pwrite(fd, img, meta, 0) != (ssize_t)meta ||
 	    ftruncate(fd, ((off_t)end_blk + 1) << z->bits)) {

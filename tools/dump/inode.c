@@ -54,9 +54,12 @@ static int list_dir(struct dump *dp, const struct kiln_rinode *ri)
 
 static void print_extent(unsigned int n, const struct kiln_fext *e)
 {
+	/* a fragment is in the packed inode: no place of its own (0..0) */
+	uint64_t pa = e->kind == KILN_EXT_FRAG ? 0 : e->pa;
+
 	printf("%4u: %8" PRIu64 "..%8" PRIu64 " | %7" PRIu64 " : %10" PRIu64
 	       "..%10" PRIu64 " | %7u\n", n, e->la, e->la + e->llen, e->llen,
-	       e->pa, e->pa + e->plen, e->plen);
+	       pa, pa + e->plen, e->plen);
 }
 
 /*
@@ -83,10 +86,13 @@ static int list_extents(struct dump *dp, const struct kiln_rinode *ri,
 		for (size_t i = 0; i < l.nr; i++) {
 			const struct kiln_fext *e = &l.e[i];
 
-			if (have && e->kind == KILN_EXT_RAW &&
-			    run.kind == KILN_EXT_RAW &&
+			/* raw runs and fragments come in pieces: join them */
+			if (have && (e->kind == KILN_EXT_RAW ||
+				     e->kind == KILN_EXT_FRAG) &&
+			    run.kind == e->kind &&
 			    e->la == run.la + run.llen &&
-			    e->pa == run.pa + run.plen) {
+			    e->pa == run.pa + (e->kind == KILN_EXT_FRAG ?
+					       run.llen : run.plen)) {
 				run.llen += e->llen;
 				run.plen += e->plen;
 				continue;

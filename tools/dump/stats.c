@@ -166,6 +166,15 @@ int dump_stats(struct dump *dp)
 
 	dp->d.msg[0] = 0;
 	visit(dp, &s, "/", dp->img.sb.root_nid, EROFS_FT_DIR);
+	if (dp->img.packed) {
+		/* fragments are the files' data: erofs-utils counts it so */
+		const struct kiln_rinode *p = dp->img.packed;
+
+		s.disk_bytes += dump_ondisk_size(dp, p);
+		if (p->layout == EROFS_INODE_COMPRESSED_FULL ||
+		    p->layout == EROFS_INODE_COMPRESSED_COMPACT)
+			s.compressed++;
+	}
 	report(&s);
 	dump_seen_free(&s.seen);
 	if (!s.damaged)

@@ -54,6 +54,9 @@ static void usage(FILE *f)
 "  --workers=N, -j N    compression threads (default: online CPUs)\n"
 "  -E legacy-compress   full (8-byte) indexes instead of compact ones\n"
 "  -E ztailpacking      inline each file's tail pcluster in its inode block\n"
+"  -E fragments         put each file's last part (under one pcluster of\n"
+"                       input, so small files whole) in one packed inode,\n"
+"                       compressed together\n"
 "  -E noinline_data     no inline tails for regular files (block-aligned\n"
 "                       data, for DAX and direct mapping)\n"
 "  -E force-inode-compact, -E force-inode-extended\n"
@@ -151,6 +154,10 @@ static int parse_extended(char *arg, struct kiln_mkfs_opts *o)
 			o->compr.tailpacking = true;
 		else if (!strcmp(opt, "^ztailpacking"))
 			o->compr.tailpacking = false;
+		else if (!strcmp(opt, "fragments"))
+			o->compr.fragments = true;
+		else if (!strcmp(opt, "^fragments"))
+			o->compr.fragments = false;
 		else if (!strcmp(opt, "force-inode-compact"))
 			o->inode_form = KILN_INODE_COMPACT;
 		else if (!strcmp(opt, "force-inode-extended"))
@@ -321,8 +328,15 @@ static int check_compression(struct kiln_mkfs_opts *o)
 	 * -C without -z means nothing to an uncompressed image: erofs-utils
 	 * accepts it, and dracut always passes it, so do we.
 	 */
-	if (!o->compress)
+	if (!o->compress) {
+		if (o->compr.fragments)
+			return kiln_err("-E fragments needs -z"), -1;
 		return 0;
+	}
+	/* the 6.12 kernel reads the prefix table from the packed inode then */
+	if (o->compr.fragments && o->nr_xattr_prefixes)
+		return kiln_err("--xattr-prefix with -E fragments is not "
+				"supported"), -1;
 	if (!pc)
 		pc = o->compr.pclustersize = blksz;
 	/*

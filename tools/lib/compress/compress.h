@@ -23,6 +23,8 @@ struct kiln_compr_cfg {
 	uint32_t dict_size;		/* lzma dictionary / zstd window */
 	bool full_index;		/* -E legacy-compress: layout 1 */
 	bool tailpacking;		/* -E ztailpacking: inline tails */
+	bool fragments;			/* -E fragments: tails to the packed
+					   inode (files under a pcluster whole) */
 };
 
 struct kiln_compressor {
@@ -62,6 +64,15 @@ long kiln_fit_by_search(const struct kiln_compressor *c, void *ctx,
 			const uint8_t *src, size_t *srclen, uint8_t *dst,
 			size_t dstcap, uint8_t *scratch, size_t scratchcap,
 			double *ratio_hint);
+
+/*
+ * Whether n bytes surely compress into less than cap with any algorithm
+ * here: fast LZ4 does it (every other one packs tighter, in practice).
+ * dst: cap bytes of scratch. A tenth of lz4hc's cost, a fraction of the
+ * others', where only the answer is wanted.
+ */
+bool kiln_compr_quick_fits(const uint8_t *src, size_t n, size_t cap,
+			   uint8_t *dst);
 
 extern const struct kiln_compressor kiln_lz4, kiln_lz4hc, kiln_zstd,
 	kiln_lzma, kiln_deflate;

@@ -53,6 +53,17 @@ static long lz4_destsize(void *ctx, const uint8_t *src, size_t *srclen,
 	return n;
 }
 
+bool kiln_compr_quick_fits(const uint8_t *src, size_t n, size_t cap,
+			   uint8_t *dst)
+{
+	int in = (int)n;
+
+	if (n > LZ4_MAX_INPUT_SIZE || cap < 2)
+		return false;
+	return LZ4_compress_destSize((const char *)src, (char *)dst, &in,
+				     (int)cap - 1) > 0 && (size_t)in == n;
+}
+
 /* max_distance 65535 (LZ4's own limit), then the largest pcluster. */
 static size_t lz4_cfg_record(const struct kiln_compr_cfg *cfg, uint8_t *out)
 {

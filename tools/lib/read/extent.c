@@ -12,15 +12,8 @@
 #include <zstd.h>
 #include "compress/compress.h"
 #include "reader.h"
+#include "dctx.h"
 
-struct kiln_dctx {
-	uint8_t *in;			/* one pcluster, at most 1 MiB */
-	size_t cap;
-	struct libdeflate_decompressor *inflate;
-	ZSTD_DCtx *zstd;
-	lzma_stream lzma;
-	bool lzma_used;
-};
 
 struct kiln_dctx *kiln_dctx_new(const struct kiln_image *img)
 {
@@ -46,6 +39,7 @@ void kiln_dctx_free(struct kiln_dctx *x)
 	if (!x)
 		return;
 	free(x->in);
+	free(x->packed);
 	if (x->inflate)
 		libdeflate_free_decompressor(x->inflate);
 	ZSTD_freeDCtx(x->zstd);
@@ -219,6 +213,8 @@ int kiln_fext_read(const struct kiln_image *img, struct kiln_dctx *x,
 		return kiln_image_read(img, out, e->pa, e->llen, d);
 	case KILN_EXT_PLAIN:
 		return read_plain(img, x, e, out, d);
+	case KILN_EXT_FRAG:
+		return kiln_fragment_read(img, x, e->pa, e->llen, out, d);
 	}
 	return read_zip(img, x, e, out, d);
 }

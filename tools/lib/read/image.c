@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "compress/compress.h"
 #include "image.h"
+#include "reader.h"
 #include "kiln.h"
 #include "format/le.h"
 #include "format/ondisk.h"
@@ -94,9 +96,9 @@ int kiln_image_read(const struct kiln_image *img, void *buf, uint64_t off,
 			    EROFS_FEATURE_INCOMPAT_CHUNKED_FILE | \
 			    EROFS_FEATURE_INCOMPAT_DEVICE_TABLE | \
 			    EROFS_FEATURE_INCOMPAT_ZTAILPACKING | \
+			    EROFS_FEATURE_INCOMPAT_FRAGMENTS | \
 			    EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES)
 #define KNOWN_INCOMPAT (SUPPORTED_INCOMPAT | \
-			EROFS_FEATURE_INCOMPAT_FRAGMENTS | \
 			EROFS_FEATURE_INCOMPAT_48BIT | \
 			EROFS_FEATURE_INCOMPAT_METABOX)
 
@@ -115,7 +117,7 @@ static int check_features(struct kiln_image *img, struct kiln_diag *d)
 	}
 	if (in & ~SUPPORTED_INCOMPAT) {
 		kiln_diag_set(d, "superblock: incompatible features 0x%x "
-			      "(fragments/dedupe, 48-bit, metabox) are not "
+			      "(48-bit, metabox) are not "
 			      "supported yet",
 			      in & ~SUPPORTED_INCOMPAT);
 		return -1;
@@ -285,11 +287,14 @@ int kiln_image_open_fd(struct kiln_image *img, int fd, const char *name,
 		kiln_diag_set(d, "%s: read error: %s", name, strerror(errno));
 		goto fail;
 	}
-	if (check_sb(img, blk, d) || kiln_xattr_prefixes_load(img, d))
+	if (check_sb(img, blk, d) || kiln_xattr_prefixes_load(img, d) ||
+	    kiln_packed_load(img, d))
 		goto fail;
 	return 0;
 fail:
 	kiln_xattr_prefixes_free(img);
+	free(img->packed);
+	img->packed = NULL;
 	close(fd);
 	img->fd = -1;
 	return -1;
@@ -312,6 +317,8 @@ int kiln_image_open(struct kiln_image *img, const char *path,
 void kiln_image_close(struct kiln_image *img)
 {
 	kiln_xattr_prefixes_free(img);
+	free(img->packed);
+	img->packed = NULL;
 	if (img->fd >= 0)
 		close(img->fd);
 	img->fd = -1;

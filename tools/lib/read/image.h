@@ -17,6 +17,8 @@ struct kiln_diag {
 	char msg[240];
 };
 
+struct kiln_rinode;
+
 struct kiln_image {
 	int fd;
 	uint64_t gen;			/* tells images apart in read caches */
@@ -31,6 +33,7 @@ struct kiln_image {
 	uint32_t lzma_dict;
 	uint32_t zstd_window;
 	bool zero_padding, big_pcluster, ztailpacking, head2, chunked;
+	struct kiln_rinode *packed;	/* fragments: the packed inode */
 	char **xprefix;			/* long xattr name prefixes, whole */
 	unsigned int nr_xprefix;
 };

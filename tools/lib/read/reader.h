@@ -46,6 +46,7 @@ enum kiln_ext_kind {
 	KILN_EXT_RAW,			/* bytes as they are at pa */
 	KILN_EXT_PLAIN,			/* an uncompressed pcluster */
 	KILN_EXT_ZIP,			/* a compressed pcluster */
+	KILN_EXT_FRAG,			/* packed inode content from pa */
 };
 
 struct kiln_fext {
@@ -108,6 +109,18 @@ void kiln_dctx_free(struct kiln_dctx *x);
 int kiln_fext_read(const struct kiln_image *img, struct kiln_dctx *x,
 		   const struct kiln_fext *e, uint8_t *out,
 		   struct kiln_diag *d);
+
+/*
+ * Fragments (fragment.c): the packed inode, loaded at open when the image
+ * has one; len bytes of its content from off, through x's cache.
+ */
+int kiln_packed_load(struct kiln_image *img, struct kiln_diag *d);
+int kiln_fragment_read(const struct kiln_image *img, struct kiln_dctx *x,
+		       uint64_t off, uint64_t len, uint8_t *out,
+		       struct kiln_diag *d);
+/* The window that starts with the extent holding byte la (zmap.c). */
+int kiln_zmap_seek(const struct kiln_image *img, const struct kiln_rinode *ri,
+		   uint64_t la, struct kiln_fpos *pos, struct kiln_diag *d);
 
 /* Whole content of a small inode (directory, symlink), malloc'd. */
 int kiln_read_all(const struct kiln_image *img, const struct kiln_rinode *ri,

@@ -24,7 +24,13 @@ struct zmap {
 	uint64_t nlc, c4i, c2b;
 	uint64_t index_len;		/* bytes of records, after the header */
 	bool compact, big1, big2;
+	bool whole;			/* all of the file is a fragment */
+	bool fragment;			/* its last extent is one */
+	uint64_t frag_off;		/* where, in the packed inode */
 };
+
+/* Fragments are read a piece at a time: a worker holds at most this. */
+#define FRAG_PIECE (1u << 20)
 
 static void full_rec(const uint8_t *p, struct z_erofs_lcluster *r)
 {
@@ -171,6 +177,12 @@ static int read_header(struct zmap *z, struct kiln_diag *d)
 	z->hpos = round_up(z->ri->tail, 8);
 	if (kiln_image_read(img, h, z->hpos, sizeof(h), d))
 		return -1;
+	/* the whole file in the packed inode: the rest is its offset */
+	if (h[7] & 0x80) {
+		z->whole = true;
+		z->frag_off = get_le64(h) & ~(1ull << 63);
+		return 0;
+	}
 	z->idata_size = get_le16(h + 2);
 	z->advise = get_le16(h + 4);
 	z->alg[0] = h[6] & 15;
@@ -179,9 +191,9 @@ static int read_header(struct zmap *z, struct kiln_diag *d)
 	z->compact = z->ri->layout == EROFS_INODE_COMPRESSED_COMPACT;
 	z->big1 = z->advise & Z_EROFS_ADVISE_BIG_PCLUSTER_1;
 	z->big2 = z->advise & Z_EROFS_ADVISE_BIG_PCLUSTER_2;
-	if ((h[7] & 0x80) || (z->advise & Z_EROFS_ADVISE_FRAGMENT_PCLUSTER)) {
-		kiln_diag_set(d, "fragments are not supported");
-		return -1;
+	if (z->advise & Z_EROFS_ADVISE_FRAGMENT_PCLUSTER) {
+		z->fragment = true;
+		z->frag_off = get_le32(h);	/* a full index: + high bits */
 	}
 	if (z->alg[0] > 3 || z->alg[1] > 3) {
 		kiln_diag_set(d, "map header: unknown algorithm types 0x%02x",
@@ -351,6 +363,47 @@ static int set_inline_tail(const struct zmap *z, struct kiln_fext *e,
 }
 
 /*
+ * Extents for the fragment that holds the file from la0 to its end, at
+ * off in the packed inode, from pos->la on (a window may have stopped
+ * inside it), in pieces, while the window has room (at least one).
+ */
+static int push_fragment(const struct zmap *z, uint64_t la0, uint64_t off,
+			 struct kiln_fpos *pos, struct kiln_extents *l,
+			 size_t max_nr, uint64_t max_bytes, uint64_t *bytes,
+			 struct kiln_diag *d)
+{
+	const struct kiln_rinode *p = z->img->packed;
+	uint64_t isize = z->ri->size, la = pos->la > la0 ? pos->la : la0;
+
+	if (!p) {
+		kiln_diag_set(d, "fragment in an image without a packed inode");
+		return -1;
+	}
+	if (off > p->size || isize - la0 > p->size - off) {
+		kiln_diag_set(d, "fragment of %llu bytes at %llu is beyond the "
+			      "packed inode's %llu",
+			      (unsigned long long)(isize - la0),
+			      (unsigned long long)off,
+			      (unsigned long long)p->size);
+		return -1;
+	}
+	do {
+		uint64_t n = isize - la < FRAG_PIECE ? isize - la : FRAG_PIECE;
+		struct kiln_fext *e = kiln_extents_add(l, d);
+
+		if (!e)
+			return -1;
+		*e = (struct kiln_fext){ .la = la, .llen = n,
+					 .pa = off + (la - la0),
+					 .kind = KILN_EXT_FRAG };
+		la += n;
+		*bytes += n;
+	} while (la < isize && l->nr < max_nr && *bytes < max_bytes);
+	pos->la = la;
+	return 0;
+}
+
+/*
  * Walks the heads from pos->lcn; each extent runs to the next head or to
  * EOF. A window ends after max_nr extents or max_bytes of data, at a head;
  * past the last extent the walk goes on to check the end-of-file sentinel.
@@ -410,20 +463,36 @@ static int walk(struct zmap *z, struct kiln_fpos *pos, struct kiln_extents *l,
 		}
 		end = k < z->nlc ? k * lcsz + r.clusterofs : isize;
 		end = end < isize ? end : isize;
-		e = kiln_extents_add(l, d);
-		if (!e)
-			return -1;
-		*e = (struct kiln_fext){ .la = la, .llen = end - la };
-		if (add_extent(z, e, &hr, has_first ? &first : NULL, d))
-			return -1;
-		/* the last extent (it ends the file) may be the inline tail */
-		if (end == isize && (z->advise & Z_EROFS_ADVISE_INLINE_PCLUSTER) &&
-		    set_inline_tail(z, e, d))
-			return -1;
-		if (check_extent(z, e, d))
-			return -1;
-		bytes += e->llen;
-		pos->la = end;
+		/* the last extent may be a fragment; an inline tail wins */
+		if (end == isize && z->fragment &&
+		    !(z->advise & Z_EROFS_ADVISE_INLINE_PCLUSTER)) {
+			uint64_t off = z->frag_off | (z->compact ? 0 :
+					(uint64_t)hr.blkaddr << 32);
+
+			if (push_fragment(z, la, off, pos, l, max_nr,
+					  max_bytes, &bytes, d))
+				return -1;
+			if (pos->la < isize) {	/* the window is full */
+				pos->lcn = h;
+				return 0;
+			}
+		} else {
+			e = kiln_extents_add(l, d);
+			if (!e)
+				return -1;
+			*e = (struct kiln_fext){ .la = la, .llen = end - la };
+			if (add_extent(z, e, &hr, has_first ? &first : NULL, d))
+				return -1;
+			/* the last extent may be the inline tail */
+			if (end == isize &&
+			    (z->advise & Z_EROFS_ADVISE_INLINE_PCLUSTER) &&
+			    set_inline_tail(z, e, d))
+				return -1;
+			if (check_extent(z, e, d))
+				return -1;
+			bytes += e->llen;
+			pos->la = end;
+		}
 		pos->lcn = k;
 		if (k >= z->nlc || (end < isize &&
 		    (l->nr >= max_nr || bytes >= max_bytes)))
@@ -439,9 +508,15 @@ int kiln_zmap(const struct kiln_image *img, const struct kiln_rinode *ri,
 {
 	struct zmap z = { .img = img, .ri = ri };
 
+	uint64_t bytes = 0;
+
 	/* the header again for every window: 8 bytes, from the cache */
 	if (read_header(&z, d))
 		return -1;
+	if (z.whole)
+		return pos->la >= ri->size ? 0 :
+		       push_fragment(&z, 0, z.frag_off, pos, l, max_nr,
+				     max_bytes, &bytes, d);
 	if (!z.nlc || pos->la >= ri->size)
 		return 0;
 	if (z.hpos + 8 > img->size || z.index_len > img->size - z.hpos - 8) {
@@ -450,4 +525,45 @@ int kiln_zmap(const struct kiln_image *img, const struct kiln_rinode *ri,
 		return -1;
 	}
 	return walk(&z, pos, l, max_nr, max_bytes, d);
+}
+
+int kiln_zmap_seek(const struct kiln_image *img, const struct kiln_rinode *ri,
+		   uint64_t la, struct kiln_fpos *pos, struct kiln_diag *d)
+{
+	struct zmap z = { .img = img, .ri = ri };
+	struct z_erofs_lcluster r;
+	uint64_t lcn;
+
+	if (read_header(&z, d))
+		return -1;
+	*pos = (struct kiln_fpos){ 0 };
+	if (z.whole)		/* one extent: from the start */
+		return 0;
+	lcn = la >> z.lcbits;
+	if (lcn >= z.nlc) {
+		kiln_diag_set(d, "offset %llu is past the index",
+			      (unsigned long long)la);
+		return -1;
+	}
+	if (rec(&z, lcn, &r, d))
+		return -1;
+	/* an extent starts in lcn after la: la is in the one before */
+	if (r.type != Z_EROFS_LCLUSTER_TYPE_NONHEAD &&
+	    (la & ((1ull << z.lcbits) - 1)) < r.clusterofs)
+		r = (struct z_erofs_lcluster){
+			.type = Z_EROFS_LCLUSTER_TYPE_NONHEAD, .delta0 = 1 };
+	while (r.type == Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
+		if (!r.delta0 || r.delta0 > lcn) {
+			kiln_diag_set(d, "lcluster %llu: lookback %u leads "
+				      "before the file", (unsigned long long)lcn,
+				      r.delta0);
+			return -1;
+		}
+		lcn -= r.delta0;
+		if (rec(&z, lcn, &r, d))
+			return -1;
+	}
+	pos->lcn = lcn;
+	pos->la = (lcn << z.lcbits) + r.clusterofs;
+	return 0;
 }

@@ -71,6 +71,10 @@ struct kiln_inode {
 					   or flat if small or if that does
 					   not pay (see datalayout) */
 	bool no_inline;			/* tail in a block (-E noinline_data) */
+	bool packed_inode;		/* -E fragments: the packed inode */
+	bool frag_whole;		/* compressed: all of it a fragment */
+	uint64_t frag_off;		/* its fragment's place in the packed
+					   inode (the last extent's, or all) */
 	uint32_t inline_size;		/* tail bytes after xattrs or index */
 	bool ordered;			/* layout: already given a place */
 	uint8_t *rec;			/* where its record is built */

@@ -122,7 +122,7 @@ static void order_inodes(struct kiln_tree *t, struct kiln_layout *l)
 {
 	uint32_t head = 0;
 
-	l->order = xmalloc(t->nr_inodes * sizeof(*l->order));
+	l->order = xmalloc((t->nr_inodes + 1) * sizeof(*l->order));
 	l->order[l->nr++] = t->root;
 	t->root->ordered = true;
 	while (head < l->nr) {
@@ -222,6 +222,27 @@ size_t kiln_compr_cfgs_encode(const struct kiln_compr_cfg *cfg,
 	return round_up(2 + n, 4);
 }
 
+/*
+ * -E fragments: the inode whose content is every file's fragment, in no
+ * directory (sb.packed_nid names it). Compact, with the image's epoch,
+ * unless its size turns out too big for that (kiln_writer_finish).
+ */
+static void add_packed(struct kiln_layout *l, const struct kiln_mkfs_opts *o)
+{
+	struct kiln_inode *p = xcalloc(1, sizeof(*p));
+
+	p->mode = S_IFREG | 0600;
+	p->nlink = 1;
+	p->mtime = (int64_t)l->epoch;
+	p->mtime_nsec = l->fixed_nsec;
+	p->extended = o->inode_form == KILN_INODE_EXTENDED;
+	p->srcpath = xstrdup("(packed inode)");
+	p->packed_inode = true;
+	p->ordered = true;
+	l->order[l->nr++] = p;
+	l->packed = p;
+}
+
 int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
 		const struct kiln_mkfs_opts *o, struct kiln_layout *l)
 {
@@ -235,6 +256,8 @@ int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
 		if (prepare_inode(t->inodes[i], l, o))
 			return -1;
 	order_inodes(t, l);
+	if (o->compress && o->compr.fragments)
+		add_packed(l, o);
 
 	for (uint32_t i = 0; i < l->nr; i++) {
 		prepare_inode_record(l->order[i], l->blksz, i > 0);
@@ -273,4 +296,10 @@ void kiln_layout_free(struct kiln_layout *l)
 {
 	free(l->order);
 	l->order = NULL;
+	if (l->packed) {
+		free(l->packed->srcpath);
+		free(l->packed->zext);
+		free(l->packed);
+		l->packed = NULL;
+	}
 }

@@ -25,6 +25,8 @@ struct kiln_layout {
 	uint64_t flat_blocks;		/* blocks of flat data, wherever placed */
 	struct kiln_inode **order;	/* inodes in nid order, root first */
 	uint32_t nr;
+	struct kiln_inode *packed;	/* -E fragments: last in order, in no
+					   directory; its size comes last */
 };
 
 int kiln_layout(struct kiln_tree *tree, struct kiln_xattr_pool *pool,

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "kiln.h"
 #include "common/util.h"
 #include "source.h"
 
@@ -66,4 +69,27 @@ void kiln_src_close(struct kiln_src *src)
 	if (src->fd >= 0)
 		close(src->fd);
 	src->fd = -1;
+}
+
+int kiln_spool_open(struct kiln_spool *sp)
+{
+	const char *dir = getenv("TMPDIR");
+	char *tmpl;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	sp->end = 0;
+	sp->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (sp->fd >= 0)
+		return 0;
+	/* filesystems without O_TMPFILE: a name, unlinked at once */
+	tmpl = path_join(dir, "kiln-spool.XXXXXX");
+	sp->fd = mkostemp(tmpl, O_CLOEXEC);
+	if (sp->fd >= 0)
+		unlink(tmpl);
+	else
+		kiln_err("%s: cannot make a temporary file: %s", dir,
+			 strerror(errno));
+	free(tmpl);
+	return sp->fd < 0 ? -1 : 0;
 }

@@ -12,11 +12,17 @@
 #include <sys/types.h>
 #include "inode.h"
 
-/* --tar=f: an unlinked temporary file holding every file's data. */
+/*
+ * An unlinked temporary file in $TMPDIR: --tar=f's copy of every file's
+ * data, or -E fragments' packed inode content before it is compressed.
+ */
 struct kiln_spool {
 	int fd;
 	uint64_t end;			/* the next file goes here */
 };
+
+/* Opens an empty spool; on failure prints one line and returns -1. */
+int kiln_spool_open(struct kiln_spool *sp);
 
 /* A file's data, opened: offsets are the file's, whatever holds it. */
 struct kiln_src {

@@ -269,29 +269,6 @@ out:
 	return ret;
 }
 
-/* An unlinked file for the data, where temporary files go. */
-static int spool_open(struct kiln_spool *sp)
-{
-	const char *dir = getenv("TMPDIR");
-	char *tmpl;
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-	sp->end = 0;
-	sp->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (sp->fd >= 0)
-		return 0;
-	tmpl = path_join(dir, "kiln-tar.XXXXXX");
-	sp->fd = mkostemp(tmpl, O_CLOEXEC);
-	if (sp->fd >= 0)
-		unlink(tmpl);
-	else
-		kiln_err("%s: cannot make a temporary file: %s", dir,
-			 strerror(errno));
-	free(tmpl);
-	return sp->fd < 0 ? -1 : 0;
-}
-
 static int read_tar(struct tarscan *ts, struct archive *a)
 {
 	struct archive_entry *e;
@@ -324,7 +301,7 @@ int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
 	ts.nodes = xcalloc(ts.cap, sizeof(*ts.nodes));
 	tree->spool = xcalloc(1, sizeof(*tree->spool));
 	tree->spool->fd = -1;
-	if (!a || spool_open(tree->spool))
+	if (!a || kiln_spool_open(tree->spool))
 		goto out;
 	archive_read_support_format_tar(a);
 	archive_read_support_format_empty(a);

@@ -163,6 +163,10 @@ static int fill_superblock(struct kiln_writer *w, const struct kiln_tree *t,
 		.blocks = (uint32_t)w->end_blk,	/* checked: <= EROFS_MAX_BLOCKS */
 	};
 	memcpy(sb->volume_name, o->label, sizeof(sb->volume_name));
+	if (l->packed) {
+		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_FRAGMENTS;
+		sb->packed_nid = l->packed->nid;
+	}
 	if (o->nr_xattr_prefixes) {
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES;
 		sb->xattr_prefix_count = (uint8_t)o->nr_xattr_prefixes;
@@ -323,14 +327,33 @@ int kiln_writer_visit(void *ctx, struct kiln_inode *in)
 }
 
 /*
+ * -E fragments: every file is in, so the packed inode's content is
+ * complete; it is compressed like a file (no fragments of its own).
+ */
+static int add_packed(struct kiln_writer *w, struct kiln_inode *p)
+{
+	int ret = kiln_zw_fragments_done(w->zw, p);
+
+	if (ret || !p->size)
+		return ret;
+	p->extended |= p->size > UINT32_MAX;
+	p->zwritten = true;
+	p->no_inline = w->o->no_inline_data;
+	return kiln_zw_add(w->zw, p, kiln_inode_base_min(w->o),
+			   kiln_inode_base_max(p, w->o));
+}
+
+/*
  * What the zwriter has in flight is written; its files' records are
  * finished now that their bases are final.
  */
 static int finish_zdata(struct kiln_writer *w)
 {
 	const struct kiln_layout *l = w->l;
-	int ret = kiln_zw_finish(w->zw, &w->end_blk);
+	int ret = l->packed ? add_packed(w, l->packed) : 0;
 
+	if (kiln_zw_finish(w->zw, &w->end_blk))
+		ret = -1;
 	w->zw = NULL;
 	for (uint32_t i = 0; i < l->nr && !ret; i++)
 		if (l->order[i]->zwritten)

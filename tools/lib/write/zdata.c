@@ -12,6 +12,7 @@
 #include "common/workqueue.h"
 #include "source.h"
 #include "writeback.h"
+#include "fragments.h"
 #include "zmap.h"
 #include "records.h"
 #include "zdata.h"
@@ -29,6 +30,9 @@ struct zfile {
 	uint64_t segsize;
 	uint16_t tail_len;
 	bool flat;			/* a block or less: never compressed */
+	bool frag;			/* -E fragments: its last part packed */
+	bool has_frag;			/* and that part is in the packed inode */
+	uint64_t frag_off;
 	bool failed;
 };
 
@@ -51,6 +55,8 @@ struct kiln_zwriter {
 	unsigned int batch_len;
 	size_t batch_bytes;
 	struct kiln_writeback *wb;	/* the image's, shared with flat data */
+	struct kiln_fragments frags;	/* -E fragments, from the first one */
+	bool frags_open;
 };
 
 /*
@@ -174,7 +180,11 @@ static void place_zinode(struct kiln_zwriter *zw, struct zfile *f)
 
 	memcpy(p + in->zbase, f->tail, f->tail_len);
 	in->rec_tail = in->zbase;
-	in->datalayout = zw->cfg->full_index ? EROFS_INODE_COMPRESSED_FULL :
+	in->frag_off = f->frag_off;
+	in->frag_whole = f->has_frag && f->nr_ext == 1;
+	/* a whole-file fragment has no index to be compact: erofs-utils' too */
+	in->datalayout = zw->cfg->full_index || in->frag_whole ?
+			 EROFS_INODE_COMPRESSED_FULL :
 			 EROFS_INODE_COMPRESSED_COMPACT;
 	in->inline_size = f->tail_len;
 	in->zblocks = f->blocks;
@@ -194,15 +204,27 @@ int kiln_zinode_finish(struct kiln_inode *in, const struct kiln_compr_cfg *cfg,
 			 in->srcpath, base, in->base_max);
 		return -1;
 	}
-	if (kiln_inode_zmapped(in)) {
+	if (in->frag_whole) {
+		at = in->zbase = (uint32_t)round_up(base, 8) +
+				 Z_EROFS_MAP_HEADER_SIZE;
+		kiln_zmap_encode_fragment_only(in->rec + round_up(base, 8),
+					       in->frag_off);
+	} else if (kiln_inode_zmapped(in)) {
 		struct kiln_zmap_fmt fmt = kiln_zfmt(cfg, blkszbits, base);
 
+		if (in->nr_zext && in->zext[in->nr_zext - 1].fragment &&
+		    fmt.compact && in->frag_off >> 32) {
+			kiln_err("%s: over 4 GiB of fragments before its own: "
+				 "compact indexes cannot say where it is (use "
+				 "-E legacy-compress)", in->srcpath);
+			return -1;
+		}
 		in->zbase = (uint32_t)round_up(base, 8) +
 			    (uint32_t)kiln_zmap_size(in->size, &fmt);
 		at = in->zbase;
 		kiln_zmap_encode(in->rec + round_up(base, 8), in->zext,
 				 in->nr_zext, in->size,
-				 (uint16_t)in->inline_size, &fmt);
+				 (uint16_t)in->inline_size, in->frag_off, &fmt);
 		free(in->zext);
 		in->zext = NULL;
 	}
@@ -301,7 +323,8 @@ static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 		uint32_t tail;
 		uint64_t flat = flat_blocks(in, zw->blksz, &tail);
 
-		if (f->raw && (f->flat || flat_pays(zw, f, flat, tail)))
+		if (f->raw && !f->has_frag &&
+		    (f->flat || flat_pays(zw, f, flat, tail)))
 			ret = store_flat(zw, f, flat, tail);
 		else
 			place_zinode(zw, f);
@@ -336,6 +359,24 @@ static void batch_add(struct kiln_zwriter *zw, struct zseg *s)
 	zw->batch_bytes += s->inlen;
 	if (++zw->batch_len == BATCH_SEGS || zw->batch_bytes >= BATCH_BYTES)
 		queue_batch(zw);
+}
+
+/* The file's fragment, to the packed inode's content (in file order). */
+static int add_fragment(struct kiln_zwriter *zw, struct zfile *f,
+			const uint8_t *p, size_t n)
+{
+	if (!zw->frags_open) {
+		if (kiln_fragments_open(&zw->frags))
+			return -1;
+		zw->frags_open = true;
+	}
+	if (kiln_fragments_add(&zw->frags, p, n, &f->frag_off)) {
+		kiln_err("%s: cannot write the fragments' spool: %s",
+			 f->in->srcpath, strerror(errno));
+		return -1;
+	}
+	f->has_frag = true;
+	return 0;
 }
 
 /* Writes the oldest in-flight segment and records its extents. */
@@ -380,7 +421,12 @@ static int retire_one(struct kiln_zwriter *zw)
 			.start = pos, .blkaddr = (uint32_t)zw->next_blk,
 			.nblocks = s->ext[i].nblocks, .plain = s->ext[i].plain,
 			.inlined = s->ext[i].inlined,
+			.fragment = s->ext[i].fragment,
 		};
+		if (s->ext[i].fragment &&
+		    add_fragment(zw, f, s->in + (pos - s->start),
+				 s->ext[i].len))
+			ret = -1;
 		pos += s->ext[i].len;
 		zw->next_blk += s->ext[i].nblocks;
 		f->blocks += s->ext[i].nblocks;
@@ -454,8 +500,12 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in,
 	in->base_max = base_max;
 	zbase_range(zw, in, base_min);
 	f->in = in;
-	/* a file of one block or less cannot save a block by compression */
-	f->flat = in->size <= zw->blksz;
+	f->frag = zw->cfg->fragments && !in->packed_inode;
+	/*
+	 * A file of one block or less cannot save a block by compression,
+	 * but as a fragment it is compressed with the others.
+	 */
+	f->flat = in->size <= zw->blksz && !f->frag;
 	f->segsize = seg_size(zw->cfg, in->size);
 	f->segs_left = (uint32_t)((in->size + f->segsize - 1) / f->segsize);
 	grow_arena(zw, f->segsize);
@@ -494,11 +544,32 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in,
 		s->error = 0;
 		s->read_failed = false;
 		s->flat = f->flat;
+		s->frag = f->frag;
 		batch_add(zw, s);
 		zw->count++;
 	}
 	kiln_prof_add(KILN_PROF_QUEUE, t0);
 	return 0;
+}
+
+int kiln_zw_fragments_done(struct kiln_zwriter *zw, struct kiln_inode *packed)
+{
+	int ret = 0;
+
+	while (zw->count)
+		if (retire_one(zw))
+			ret = -1;
+	if (!zw->frags_open)
+		return ret;
+	if (kiln_fragments_flush(&zw->frags)) {
+		kiln_err("%s: cannot write the fragments' spool: %s",
+			 zw->image, strerror(errno));
+		return -1;
+	}
+	packed->spool = &zw->frags.spool;
+	packed->spool_off = 0;
+	packed->size = zw->frags.spool.end;
+	return ret;
 }
 
 int kiln_zw_finish(struct kiln_zwriter *zw, uint64_t *end_blk)
@@ -508,6 +579,8 @@ int kiln_zw_finish(struct kiln_zwriter *zw, uint64_t *end_blk)
 	while (zw->count)
 		if (retire_one(zw))
 			ret = -1;
+	if (zw->frags_open)
+		kiln_fragments_close(&zw->frags);
 	*end_blk = zw->next_blk;
 	free(zw->ring);
 	free(zw->arena);

@@ -40,6 +40,12 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in,
  */
 int kiln_zinode_finish(struct kiln_inode *in, const struct kiln_compr_cfg *cfg,
 		       unsigned int blkszbits);
+/*
+ * -E fragments: once every other file is added, writes what is in flight
+ * and gives the packed inode its content (spool, size; 0 if no fragment).
+ * It is then added like any file, and never gets fragments of its own.
+ */
+int kiln_zw_fragments_done(struct kiln_zwriter *zw, struct kiln_inode *packed);
 /* Waits for its jobs (not the queue's others); returns the first block after all compressed data. */
 int kiln_zw_finish(struct kiln_zwriter *zw, uint64_t *end_blk);
 /* The longest a segment can be: the workers' scratch is sized by it. */

@@ -73,7 +73,7 @@ uint64_t kiln_zmap_size(uint64_t isize, const struct kiln_zmap_fmt *f)
  * "sentinel" whose offset marks the end of the file.
  */
 static void build(struct z_erofs_lcluster *r, const struct kiln_extent *ext, uint32_t nr,
-		  uint64_t isize, const struct kiln_zmap_fmt *f)
+		  uint64_t isize, uint64_t frag_off, const struct kiln_zmap_fmt *f)
 {
 	uint64_t lcmask = (1ull << f->blkszbits) - 1;
 	uint64_t nlc = nr_lclusters(isize, f->blkszbits);
@@ -86,14 +86,20 @@ static void build(struct z_erofs_lcluster *r, const struct kiln_extent *ext, uin
 				sentinel ? nlc - 1 : nlc;
 		/* compact walks back over heads, so every head gets CBLKCNT */
 		bool cblk = f->big_pcluster && (f->compact || !ext[i].plain);
-		/* readers never size an inline pcluster from the index */
-		uint16_t nb = ext[i].inlined ? 1 : ext[i].nblocks;
+		/*
+		 * Readers never size an inline pcluster or a fragment from
+		 * the index; a count there keeps compact packs well-formed.
+		 */
+		uint16_t nb = ext[i].inlined || ext[i].fragment ? 1 :
+			      ext[i].nblocks;
 
 		r[h] = (struct z_erofs_lcluster){
 			.type = ext[i].plain ? Z_EROFS_LCLUSTER_TYPE_PLAIN :
 					       Z_EROFS_LCLUSTER_TYPE_HEAD1,
 			.clusterofs = (uint16_t)(ext[i].start & lcmask),
-			.blkaddr = ext[i].blkaddr,
+			/* a full index keeps a fragment's offset's high bits */
+			.blkaddr = ext[i].fragment ? (uint32_t)(frag_off >> 32) :
+						     ext[i].blkaddr,
 		};
 		for (uint64_t k = h + 1; k < next; k++) {
 			r[k].type = Z_EROFS_LCLUSTER_TYPE_NONHEAD;
@@ -198,13 +204,13 @@ static void encode_compact(uint8_t *p, const struct z_erofs_lcluster *r, uint64_
 
 void kiln_zmap_encode(uint8_t *out, const struct kiln_extent *ext,
 			uint32_t nr, uint64_t isize, uint16_t idata_size,
-			const struct kiln_zmap_fmt *f)
+			uint64_t frag_off, const struct kiln_zmap_fmt *f)
 {
 	uint64_t nlc = nr_lclusters(isize, f->blkszbits);
 	struct z_erofs_lcluster *r = xcalloc(nlc, sizeof(*r));
 	uint16_t advise = 0;
 
-	build(r, ext, nr, isize, f);
+	build(r, ext, nr, isize, frag_off, f);
 	memset(out, 0, kiln_zmap_size(isize, f));
 	if (f->big_pcluster)
 		advise = Z_EROFS_ADVISE_BIG_PCLUSTER_1 |
@@ -215,6 +221,10 @@ void kiln_zmap_encode(uint8_t *out, const struct kiln_extent *ext,
 		advise |= Z_EROFS_ADVISE_INLINE_PCLUSTER;
 		put_le16(out + 2, idata_size);
 	}
+	if (ext[nr - 1].fragment) {
+		advise |= Z_EROFS_ADVISE_FRAGMENT_PCLUSTER;
+		put_le32(out, (uint32_t)frag_off);
+	}
 	put_le16(out + 4, advise);
 	out[6] = f->alg & 0x0f;
 	if (f->compact)
@@ -223,4 +233,10 @@ void kiln_zmap_encode(uint8_t *out, const struct kiln_extent *ext,
 	else
 		encode_full(out + Z_EROFS_MAP_HEADER_SIZE + 8, r, nlc);
 	free(r);
+}
+
+/* Bit 63 of the header read as le64 says so; the rest is the offset. */
+void kiln_zmap_encode_fragment_only(uint8_t *out, uint64_t frag_off)
+{
+	put_le64(out, frag_off | 1ull << 63);
 }

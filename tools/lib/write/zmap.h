@@ -17,6 +17,7 @@ struct kiln_extent {
 	uint16_t nblocks;		/* pcluster size in blocks; 0 if inline */
 	bool plain;			/* stored uncompressed */
 	bool inlined;			/* the tail pcluster, after the index */
+	bool fragment;			/* the tail, in the packed inode */
 };
 
 struct kiln_zmap_fmt {
@@ -31,12 +32,16 @@ struct kiln_zmap_fmt {
 /* Bytes from the map header to the end of the index. */
 uint64_t kiln_zmap_size(uint64_t isize, const struct kiln_zmap_fmt *f);
 /*
- * idata_size: bytes of the inline tail pcluster (ztailpacking), or 0.
+ * idata_size: bytes of the inline tail pcluster (ztailpacking), or 0;
+ * frag_off: where a last extent that is a fragment is in the packed inode
+ * (compact indexes: under 4 GiB, kiln_zinode_finish checks).
  * A pcluster has at most 2047 blocks (its count is 11 bits, CBLKCNT);
  * mkfs's -C check keeps them there.
  */
 void kiln_zmap_encode(uint8_t *out, const struct kiln_extent *ext,
 			uint32_t nr, uint64_t isize, uint16_t idata_size,
-			const struct kiln_zmap_fmt *f);
+			uint64_t frag_off, const struct kiln_zmap_fmt *f);
+/* A file that is one fragment: the 8-byte header is all its index. */
+void kiln_zmap_encode_fragment_only(uint8_t *out, uint64_t frag_off);
 
 #endif

@@ -32,10 +32,13 @@ struct zseg {
 		uint32_t len;
 		uint16_t nblocks;
 		bool plain, inlined;
+		bool fragment;		/* to the packed inode, from s->in */
 	} *ext;
 	uint32_t nr_ext;
 	uint16_t tail_len;		/* bytes of the inline tail pcluster */
 	bool flat;			/* a block or less: only read */
+	bool frag;			/* -E fragments: the file's last part
+					   (under a pcluster) goes packed */
 	int error;			/* errno; EAGAIN: the file changed */
 	bool read_failed;
 };

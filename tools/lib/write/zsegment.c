@@ -60,6 +60,7 @@ static void push_ext(struct zseg *s, uint32_t len, uint16_t nblocks,
 	s->ext[s->nr_ext].len = len;
 	s->ext[s->nr_ext].nblocks = nblocks;
 	s->ext[s->nr_ext].inlined = inlined;
+	s->ext[s->nr_ext].fragment = false;
 	s->ext[s->nr_ext++].plain = plain;
 }
 
@@ -117,6 +118,35 @@ static bool try_inline(struct zseg *s, struct zworker *w, const uint8_t *src,
 	return true;
 }
 
+/*
+ * -E fragments: the file's last extent goes to the packed inode, to be
+ * compressed with the other files' (erofs-utils' rule, so images compare):
+ * what is left once it is one pcluster of input or less, taken raw (all
+ * of a small file), or once it compresses whole into less than a
+ * pcluster. Whether it does, a fast LZ4 pass says first (dst: its
+ * scratch); if not, the real fit does: n bytes for its take of rem.
+ */
+static bool fragment_fits(const struct zworker *w, const uint8_t *src, size_t rem, uint8_t *dst)
+{
+	uint32_t pc = w->cfg->pclustersize;
+
+	return rem <= pc ||
+	       (rem <= w->extmax && kiln_compr_quick_fits(src, rem, pc, dst));
+}
+
+static bool is_fragment(const struct zseg *s, const struct zworker *w,
+			size_t rem, size_t take, long n)
+{
+	return n > 0 && take == rem && (size_t)n < w->cfg->pclustersize &&
+	       round_up((uint64_t)n, s->blksz) < take;
+}
+
+static void add_fragment(struct zseg *s, size_t rem)
+{
+	push_ext(s, (uint32_t)rem, 0, false, false);
+	s->ext[s->nr_ext - 1].fragment = true;
+}
+
 /* Stores up to nblocks blocks of input as plain (uncompressed) extents. */
 static size_t store_plain(struct zseg *s, size_t pos, size_t nblocks)
 {
@@ -168,7 +198,9 @@ static void compress_segment(struct zseg *s, struct zworker *w)
 {
 	uint32_t blksz = s->blksz;
 	uint64_t isize = s->inode->size, lastlc = (isize - 1) / blksz;
-	bool tailseg = w && w->cfg->tailpacking && s->start + s->inlen == isize;
+	bool lastseg = s->start + s->inlen == isize;
+	bool fragseg = s->frag && lastseg;
+	bool tailseg = w && w->cfg->tailpacking && !s->frag && lastseg;
 	size_t pos = 0;
 	uint64_t t0;
 
@@ -190,6 +222,10 @@ static void compress_segment(struct zseg *s, struct zworker *w)
 		long n = 0;
 		bool last = (s->start + pos) / blksz == lastlc;
 
+		if (fragseg && fragment_fits(w, s->in + pos, rem, dst)) {
+			add_fragment(s, rem);
+			break;
+		}
 		/*
 		 * A tail that may compress into the rest of a block: only
 		 * near the end, so few pclusters pay for a try.
@@ -202,6 +238,10 @@ static void compress_segment(struct zseg *s, struct zworker *w)
 			if (n < 0) {
 				s->error = EIO;
 				return;
+			}
+			if (fragseg && is_fragment(s, w, rem, take, n)) {
+				add_fragment(s, rem);
+				break;
 			}
 		}
 		if (n > 0 && round_up((uint64_t)n, blksz) < take) {

@@ -1,0 +1,99 @@
+# -E fragments: files' last extents (small files whole) in one packed
+# inode. Each image is mounted by the running kernel and compared with its
+# source, extracted by fsck.erofs, and must not depend on --workers.
+# Debian's erofs-utils 1.5 predates fragments, so the kernel is the oracle.
+
+# A tree for fragments: small files, tails after compressed and after
+# plain (incompressible) extents, a file of three segments, equal files
+# (stored once), a hard link and an empty file.
+fragtree() {
+	mkdir -p "$1/d/e"
+	for n in 1 100 4095 4096 4097 30000 65535 65536 65537 200000; do
+		seq 1 100000 | head -c "$n" > "$1/d/s$n"
+	done
+	seq 1 2000000 | head -c $((9 << 20 | 777)) > "$1/big"
+	head -c 150000 /dev/urandom > "$1/noise"
+	cp "$1/d/s30000" "$1/d/e/copy"
+	cp "$1/noise" "$1/d/e/noise2"
+	ln "$1/d/s4097" "$1/d/e/link"
+	: > "$1/empty"
+}
+
+test_fragments_roundtrip() {
+	need_root
+	fragtree "$T/src"
+	cp -a "$TREE" "$T/src/tree"
+	local opts
+	while read -r opts; do
+		# shellcheck disable=SC2086
+		mkfs $opts --workers=1 "$T/w1" "$T/src"
+		# shellcheck disable=SC2086
+		mkfs $opts --workers=3 "$T/w3" "$T/src"
+		cmp "$T/w1" "$T/w3" || fail "$opts: differs by workers"
+		mount_erofs "$T/w1" "$T/m"
+		$TREECMP "$T/src" "$T/m" || fail "$opts: mount differs"
+		umount "$T/m"
+		extract_cmp "$T/w1" "$T/src"
+		dump -s "$T/w1" > "$T/sb"
+		assert_grep "fragments" "$T/sb"
+		cmp <(dump --cat --path=/big "$T/w1") "$T/src/big" ||
+			fail "$opts: dump --cat"
+	done <<-'OPTS'
+	-zlz4hc -C65536 -Efragments
+	-zlz4 -Efragments -Elegacy-compress
+	-zzstd -C16384 -Efragments -Eztailpacking
+	-zlzma -C65536 -Efragments -Eforce-inode-extended
+	-b 1024 -zdeflate -C8192 -Efragments
+	OPTS
+}
+
+# Small files become fragments whole; files over a pcluster keep their
+# compressed extents and only the last goes packed; an equal fragment is
+# stored once: two more copies of 60 KB of noise (all of it one fragment,
+# which does not compress) cost no data block.
+test_fragments_layout() {
+	need_root
+	mkdir -p "$T/one" "$T/two"
+	head -c 60000 /dev/urandom > "$T/one/noise"
+	cp "$T/one/noise" "$T/two/noise"
+	cp "$T/one/noise" "$T/two/again"
+	mkfs -zlz4hc -C65536 -Efragments "$T/one.img" "$T/one"
+	mkfs -zlz4hc -C65536 -Efragments "$T/two.img" "$T/two"
+	[ "$(stat -c %s "$T/one.img")" = "$(stat -c %s "$T/two.img")" ] ||
+		fail "an equal fragment was stored twice"
+	fragtree "$T/src"
+	mkfs -zlz4hc -C65536 -Efragments "$T/img" "$T/src"
+	# a small file: one extent, with no blocks of its own
+	dump --path=/d/s4097 -e "$T/img" > "$T/out"
+	assert_grep "^ +0: +0\.\. +4097 \| +4097 : +0\.\. +0 \| +0$" "$T/out"
+	assert_grep "1 extents found" "$T/out"
+	# the big file: compressed extents, then the fragment, to its end
+	dump --path=/big -e "$T/img" > "$T/out"
+	assert_grep "\.\. *$((9 << 20 | 777)) \| +[0-9]+ : +0\.\. +0 \| +0$" "$T/out"
+	[ "$(grep -c ': *[1-9][0-9]*\.\.' "$T/out")" -gt 10 ] ||
+		fail "big file has no compressed extents of its own"
+	mount_erofs "$T/img" "$T/m"
+	$TREECMP "$T/src" "$T/m" || fail "mount differs"
+}
+
+# Damaged fragments: one line each, exit 4, never a read outside.
+test_fragments_damaged() {
+	mkdir -p "$T/src"
+	seq 1 1000 > "$T/src/f"
+	mkfs -zlz4 -Efragments "$T/img" "$T/src"
+	cp "$T/img" "$T/far.img"
+	python3 tests/lib/patchimg.py "$T/far.img" f frag-far
+	assert_rc 4 "$T/err" fsck --extract="$T/x1" "$T/far.img"
+	assert_grep "beyond the packed inode" "$T/err"
+	cp "$T/img" "$T/orphan.img"
+	python3 tests/lib/patchimg.py "$T/orphan.img" f frag-orphan
+	assert_rc 4 "$T/err" fsck --extract="$T/x2" "$T/orphan.img"
+	assert_grep "without a packed inode" "$T/err"
+}
+
+test_fragments_bad_options() {
+	mkdir "$T/src"
+	for args in "-E fragments" "-z lz4 -E fragments --xattr-prefix=user.x"; do
+		expect_rejected "$args"
+	done
+}
