@@ -99,6 +99,24 @@ raw_pairs() {
 	rm -f "$sample" "$sample.1"
 }
 
+# options_rows CORPUS SRC BYTES: what build systems pass beyond -z/-C
+# (dracut: -E fragments), lz4hc -C64K at 2 workers, to set beside the plain
+# lz4hc rows; erofs-utils also with dedupe, which Kiln does not do yet.
+options_rows() {
+	local c=$1 src=$2 bytes=$3 img=$BENCH/img raw o
+	echo " $ALGS " | grep -q " lz4hc " || return 0
+	raw=$(awk '$1 ~ /^lz4hc/ {print $2}' "$BENCH/$c.raw")
+	for o in fragments; do
+		row "kiln lz4hc -C64K -E$o w2" lz4hc "$raw" 2 \
+		    "$(measure "$img" "$KILN" --quiet -z lz4hc -C 65536 -E $o --workers=2 "$img" "$src")" "$bytes" >> "$RESULTS/$c.md"
+	done
+	[ -n "${ANCHOR_MKFS:-}" ] || return 0
+	for o in fragments fragments,dedupe; do
+		row "$ANCHOR_NAME lz4hc -C64K -E$o w2" lz4hc "$raw" 2 \
+		    "$(measure "$img" "$ANCHOR_MKFS" --quiet -zlz4hc -C65536 -E$o --workers=2 "$img" "$src")" "$bytes" >> "$RESULTS/$c.md"
+	done
+}
+
 bench_corpus() {
 	local c=$1 src=$BENCH/$1 tarf=$BENCH/$1.tar img=$BENCH/img
 	local bytes raw out=$RESULTS/$c.md
@@ -149,6 +167,7 @@ bench_corpus() {
 			    "$(measure "$img" mksquashfs "$src" "$img" -noappend -quiet -no-progress -b 65536 -processors $p $(squash_comp "$alg"))" "$bytes" >> "$out"
 		done
 	done
+	options_rows "$c" "$src" "$bytes"
 	{
 		echo
 		echo "Where Kiln's time goes (KILN_PROFILE=1), in seconds. Main thread (wall):"

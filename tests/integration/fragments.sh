@@ -44,6 +44,7 @@ test_fragments_roundtrip() {
 	-zzstd -C16384 -Efragments -Eztailpacking
 	-zlzma -C65536 -Efragments -Eforce-inode-extended
 	-b 1024 -zdeflate -C8192 -Efragments
+	-zlz4hc -C65536 -Eall-fragments
 	OPTS
 }
 
@@ -93,7 +94,8 @@ test_fragments_damaged() {
 
 test_fragments_bad_options() {
 	mkdir "$T/src"
-	for args in "-E fragments" "-z lz4 -E fragments --xattr-prefix=user.x"; do
+	for args in "-E fragments" "-E all-fragments" \
+		    "-z lz4 -E fragments --xattr-prefix=user.x"; do
 		expect_rejected "$args"
 	done
 }

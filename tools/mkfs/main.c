@@ -57,6 +57,7 @@ static void usage(FILE *f)
 "  -E fragments         put each file's last part (under one pcluster of\n"
 "                       input, so small files whole) in one packed inode,\n"
 "                       compressed together\n"
+"  -E all-fragments     every file whole in the packed inode\n"
 "  -E noinline_data     no inline tails for regular files (block-aligned\n"
 "                       data, for DAX and direct mapping)\n"
 "  -E force-inode-compact, -E force-inode-extended\n"
@@ -157,7 +158,9 @@ static int parse_extended(char *arg, struct kiln_mkfs_opts *o)
 		else if (!strcmp(opt, "fragments"))
 			o->compr.fragments = true;
 		else if (!strcmp(opt, "^fragments"))
-			o->compr.fragments = false;
+			o->compr.fragments = o->compr.all_fragments = false;
+		else if (!strcmp(opt, "all-fragments"))
+			o->compr.fragments = o->compr.all_fragments = true;
 		else if (!strcmp(opt, "force-inode-compact"))
 			o->inode_form = KILN_INODE_COMPACT;
 		else if (!strcmp(opt, "force-inode-extended"))
@@ -330,7 +333,8 @@ static int check_compression(struct kiln_mkfs_opts *o)
 	 */
 	if (!o->compress) {
 		if (o->compr.fragments)
-			return kiln_err("-E fragments needs -z"), -1;
+			return kiln_err("-E fragments and all-fragments need "
+					"-z"), -1;
 		return 0;
 	}
 	/* the 6.12 kernel reads the prefix table from the packed inode then */

@@ -25,6 +25,7 @@ struct kiln_compr_cfg {
 	bool tailpacking;		/* -E ztailpacking: inline tails */
 	bool fragments;			/* -E fragments: tails to the packed
 					   inode (files under a pcluster whole) */
+	bool all_fragments;		/* -E all-fragments: every file whole */
 };
 
 struct kiln_compressor {

@@ -101,11 +101,17 @@ static int append(struct kiln_fragments *fr, const uint8_t *p, size_t n)
 }
 
 int kiln_fragments_add(struct kiln_fragments *fr, const uint8_t *p, size_t n,
-		       uint64_t *off)
+		       bool share, uint64_t *off)
 {
-	uint64_t h = frag_hash(p, n);
+	uint64_t h;
 	size_t mask = fr->nr_slots - 1, k;
 
+	if (!share) {
+		*off = fr->spool.end;
+		fr->spool.end += n;
+		return append(fr, p, n);
+	}
+	h = frag_hash(p, n);
 	for (k = h & mask; fr->slots[k].len; k = (k + 1) & mask) {
 		const struct frag_slot *s = &fr->slots[k];
 		const uint8_t *old;

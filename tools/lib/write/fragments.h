@@ -10,6 +10,7 @@
 #ifndef KILN_WRITE_FRAGMENTS_H
 #define KILN_WRITE_FRAGMENTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "source.h"
@@ -28,10 +29,12 @@ struct kiln_fragments {
 int kiln_fragments_open(struct kiln_fragments *fr);
 /*
  * Adds n bytes (n > 0); *off: where they are in the content, an earlier
- * equal fragment's place if there is one. -1 with errno on a write error.
+ * equal fragment's place if there is one and share is set (a piece of a
+ * longer fragment must follow the piece before: not shared, nor offered
+ * to share). -1 with errno on a write error.
  */
 int kiln_fragments_add(struct kiln_fragments *fr, const uint8_t *p, size_t n,
-		       uint64_t *off);
+		       bool share, uint64_t *off);
 /* Writes out the buffer: the spool then holds all the content. */
 int kiln_fragments_flush(struct kiln_fragments *fr);
 void kiln_fragments_close(struct kiln_fragments *fr);

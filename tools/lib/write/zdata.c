@@ -181,7 +181,7 @@ static void place_zinode(struct kiln_zwriter *zw, struct zfile *f)
 	memcpy(p + in->zbase, f->tail, f->tail_len);
 	in->rec_tail = in->zbase;
 	in->frag_off = f->frag_off;
-	in->frag_whole = f->has_frag && f->nr_ext == 1;
+	in->frag_whole = f->has_frag && f->nr_ext && f->ext[0].fragment;
 	/* a whole-file fragment has no index to be compact: erofs-utils' too */
 	in->datalayout = zw->cfg->full_index || in->frag_whole ?
 			 EROFS_INODE_COMPRESSED_FULL :
@@ -365,16 +365,22 @@ static void batch_add(struct kiln_zwriter *zw, struct zseg *s)
 static int add_fragment(struct kiln_zwriter *zw, struct zfile *f,
 			const uint8_t *p, size_t n)
 {
+	/* a fragment in pieces (-E all-fragments) must stay in one piece */
+	bool whole = f->segsize >= f->in->size;
+	uint64_t off;
+
 	if (!zw->frags_open) {
 		if (kiln_fragments_open(&zw->frags))
 			return -1;
 		zw->frags_open = true;
 	}
-	if (kiln_fragments_add(&zw->frags, p, n, &f->frag_off)) {
+	if (kiln_fragments_add(&zw->frags, p, n, whole, &off)) {
 		kiln_err("%s: cannot write the fragments' spool: %s",
 			 f->in->srcpath, strerror(errno));
 		return -1;
 	}
+	if (!f->has_frag)
+		f->frag_off = off;
 	f->has_frag = true;
 	return 0;
 }

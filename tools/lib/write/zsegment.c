@@ -214,6 +214,10 @@ static void compress_segment(struct zseg *s, struct zworker *w)
 	t0 = kiln_prof_add(KILN_PROF_READ, t0);
 	if (s->flat)	/* stored flat: zdata.c takes it from s->in */
 		return;
+	if (s->frag && w->cfg->all_fragments) {	/* all of it, as it is */
+		add_fragment(s, s->inlen);
+		return;
+	}
 	w->ratio = 3.0;
 	while (pos < s->inlen) {
 		size_t rem = s->inlen - pos;
