@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH=out/bench
 RESULTS=bench/results
-KILN=$PWD/out/x86_64/bin/mkfs.erofs
+KILN=${KILN_MKFS:-$PWD/out/x86_64/bin/mkfs.erofs}	# KILN_MKFS: a copy, to build on
 REPEAT=${REPEAT:-1}
 CORPORA=${CORPORA:-rootfs linux smallfiles}
 BEFORE_ALGS=${BEFORE_ALGS:-lz4 lz4hc zstd deflate}
@@ -101,17 +101,17 @@ raw_pairs() {
 
 # options_rows CORPUS SRC BYTES: what build systems pass beyond -z/-C
 # (dracut: -E fragments), lz4hc -C64K at 2 workers, to set beside the plain
-# lz4hc rows; erofs-utils also with dedupe, which Kiln does not do yet.
+# lz4hc rows; the same for erofs-utils with ANCHOR_MKFS.
 options_rows() {
 	local c=$1 src=$2 bytes=$3 img=$BENCH/img raw o
 	echo " $ALGS " | grep -q " lz4hc " || return 0
 	raw=$(awk '$1 ~ /^lz4hc/ {print $2}' "$BENCH/$c.raw")
-	for o in fragments; do
+	for o in fragments dedupe fragments,dedupe; do
 		row "kiln lz4hc -C64K -E$o w2" lz4hc "$raw" 2 \
 		    "$(measure "$img" "$KILN" --quiet -z lz4hc -C 65536 -E $o --workers=2 "$img" "$src")" "$bytes" >> "$RESULTS/$c.md"
 	done
 	[ -n "${ANCHOR_MKFS:-}" ] || return 0
-	for o in fragments fragments,dedupe; do
+	for o in fragments dedupe fragments,dedupe; do
 		row "$ANCHOR_NAME lz4hc -C64K -E$o w2" lz4hc "$raw" 2 \
 		    "$(measure "$img" "$ANCHOR_MKFS" --quiet -zlz4hc -C65536 -E$o --workers=2 "$img" "$src")" "$bytes" >> "$RESULTS/$c.md"
 	done

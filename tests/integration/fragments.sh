@@ -1,5 +1,5 @@
 # -E fragments: files' last extents (small files whole) in one packed
-# inode. Each image is mounted by the running kernel and compared with its
+# inode; -E dedupe: a pcluster equal to an earlier one is shared. Each image is mounted by the running kernel and compared with its
 # source, extracted by fsck.erofs, and must not depend on --workers.
 # Debian's erofs-utils 1.5 predates fragments, so the kernel is the oracle.
 
@@ -77,6 +77,76 @@ test_fragments_layout() {
 	$TREECMP "$T/src" "$T/m" || fail "mount differs"
 }
 
+# Equal pclusters (copied files, compressed or not) are written once: the
+# copy's extents point at the original's blocks, and the image does not
+# grow by its data.
+test_fragments_dedupe() {
+	need_root
+	mkdir -p "$T/one" "$T/two/d"
+	seq 1 300000 > "$T/one/text"		# 2 MB: many pclusters
+	head -c 300000 /dev/urandom > "$T/one/noise"	# plain ones
+	cp "$T/one/text" "$T/one/noise" "$T/two/"
+	cp "$T/one/text" "$T/one/noise" "$T/two/d/"
+	local opts a b
+	while read -r opts; do
+		# shellcheck disable=SC2086
+		mkfs $opts "$T/one.img" "$T/one"
+		# shellcheck disable=SC2086
+		mkfs $opts --workers=1 "$T/two.img" "$T/two"
+		# shellcheck disable=SC2086
+		mkfs $opts --workers=3 "$T/two3.img" "$T/two"
+		cmp "$T/two.img" "$T/two3.img" || fail "$opts: differs by workers"
+		a=$(stat -c %s "$T/one.img")
+		b=$(stat -c %s "$T/two.img")
+		# their records (full indexes) but no data: 300 KB of noise
+		[ "$b" -le $((a + 65536)) ] || fail "$opts: copies cost $((b - a)) bytes"
+		# (the first noise is stored flat, its copy as plain pclusters
+		# on the same blocks: the size says they are shared)
+		dump --path=/text -e "$T/two.img" | grep '^ *[0-9]*:' > "$T/x1"
+		dump --path=/d/text -e "$T/two.img" | grep '^ *[0-9]*:' > "$T/x2"
+		cmp "$T/x1" "$T/x2" || fail "$opts: /d/text has blocks of its own"
+		mount_erofs "$T/two.img" "$T/m"
+		$TREECMP "$T/two" "$T/m" || fail "$opts: mount differs"
+		umount "$T/m"
+		extract_cmp "$T/two.img" "$T/two"
+	done <<-'OPTS'
+	-zlz4hc -C65536 -Ededupe
+	-zzstd -C16384 -Ededupe -Efragments
+	-b 1024 -zlz4 -Ededupe
+	OPTS
+	# without it, the copies cost their data
+	mkfs -zlz4hc -C65536 "$T/one.img" "$T/one"
+	mkfs -zlz4hc -C65536 "$T/two.img" "$T/two"
+	a=$(stat -c %s "$T/one.img")
+	b=$(stat -c %s "$T/two.img")
+	[ "$b" -gt $((a + 600000)) ] ||
+		fail "the copies cost nothing without -E dedupe: a test that cannot fail"
+}
+
+# Partial references (erofs-utils' -E dedupe: an extent that is a prefix
+# of another extent's pcluster) for every algorithm: the kernel and
+# fsck.erofs read b as a's first 6000 bytes.
+test_fragments_partial_ref() {
+	need_root
+	mkdir -p "$T/src"
+	# a's first pcluster decodes to more than 6000 bytes in every one
+	seq 1 20000 | sed 's/$/ lorem ipsum dolor sit amet/' > "$T/src/a"
+	seq 500000 502000 | head -c 6000 > "$T/src/b"
+	head -c 6000 "$T/src/a" > "$T/want"
+	local alg
+	for alg in lz4 lzma deflate zstd; do
+		mkfs -z$alg -Elegacy-compress "$T/$alg.img" "$T/src"
+		python3 tests/lib/patchimg.py "$T/$alg.img" b partial-ref a
+		mount_erofs "$T/$alg.img" "$T/m"
+		cmp "$T/m/b" "$T/want" || fail "$alg: the kernel reads b otherwise"
+		umount "$T/m"
+		rm -rf "$T/x"
+		fsck --extract="$T/x" "$T/$alg.img" || fail "$alg: fsck"
+		cmp "$T/x/b" "$T/want" || fail "$alg: fsck extracts b otherwise"
+		cmp "$T/x/a" "$T/src/a" || fail "$alg: a"
+	done
+}
+
 # Damaged fragments: one line each, exit 4, never a read outside.
 test_fragments_damaged() {
 	mkdir -p "$T/src"
@@ -94,7 +164,7 @@ test_fragments_damaged() {
 
 test_fragments_bad_options() {
 	mkdir "$T/src"
-	for args in "-E fragments" "-E all-fragments" \
+	for args in "-E fragments" "-E all-fragments" "-E dedupe" \
 		    "-z lz4 -E fragments --xattr-prefix=user.x"; do
 		expect_rejected "$args"
 	done

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""patchimg.py IMG NAME WHAT - change one inode of an image in place.
+"""patchimg.py IMG NAME WHAT [OTHER] - change one inode of an image in place.
 
 NAME is an entry of the root directory. WHAT is one of:
   giant-holes  a chunk-based file's chunks become holes of 2^40 bytes each
@@ -10,6 +10,9 @@ NAME is an entry of the root directory. WHAT is one of:
                the packed inode, far past its end
   frag-orphan  the superblock names no packed inode (packed_nid 0), so
                the image's fragments are nowhere
+  partial-ref  NAME's first extent (a full index) becomes a partial
+               reference to OTHER's first pcluster, as erofs-utils' -E
+               dedupe writes them: NAME then holds OTHER's first bytes
 giant-holes and huge-size need an extended inode (64-bit size). The
 superblock is re-signed.
 """
@@ -27,6 +30,16 @@ def main():
     path, name, what = sys.argv[1], sys.argv[2].encode(), sys.argv[3]
     im = Image(open(path, "rb").read())
     ino = im.inode(im.child(im.root, name)[3])
+    if what == "partial-ref":
+        other = im.inode(im.child(im.root, sys.argv[4].encode())[3])
+        assert ino["layout"] == other["layout"] == 1, "not full indexes"
+        rec = (ino["tail"] + 7) // 8 * 8 + 16      # header, 8 reserved
+        orec = (other["tail"] + 7) // 8 * 8 + 16
+        blk = struct.unpack_from("<I", im.b, orec + 4)[0]
+        struct.pack_into("<HHI", im.b, rec, 0x8000 | 1, 0, blk)
+        resign(im.b)
+        open(path, "wb").write(im.b)
+        return
     if what in ("frag-far", "frag-orphan"):
         hdr = (ino["tail"] + 7) // 8 * 8
         assert im.b[hdr + 7] & 0x80, "not a whole-file fragment"

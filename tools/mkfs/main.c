@@ -58,6 +58,8 @@ static void usage(FILE *f)
 "                       input, so small files whole) in one packed inode,\n"
 "                       compressed together\n"
 "  -E all-fragments     every file whole in the packed inode\n"
+"  -E dedupe            a pcluster equal to one written before is not\n"
+"                       written again (implies legacy-compress)\n"
 "  -E noinline_data     no inline tails for regular files (block-aligned\n"
 "                       data, for DAX and direct mapping)\n"
 "  -E force-inode-compact, -E force-inode-extended\n"
@@ -159,6 +161,10 @@ static int parse_extended(char *arg, struct kiln_mkfs_opts *o)
 			o->compr.fragments = true;
 		else if (!strcmp(opt, "^fragments"))
 			o->compr.fragments = o->compr.all_fragments = false;
+		else if (!strcmp(opt, "dedupe"))
+			o->compr.dedupe = true;
+		else if (!strcmp(opt, "^dedupe"))
+			o->compr.dedupe = false;
 		else if (!strcmp(opt, "all-fragments"))
 			o->compr.fragments = o->compr.all_fragments = true;
 		else if (!strcmp(opt, "force-inode-compact"))
@@ -332,15 +338,18 @@ static int check_compression(struct kiln_mkfs_opts *o)
 	 * accepts it, and dracut always passes it, so do we.
 	 */
 	if (!o->compress) {
-		if (o->compr.fragments)
-			return kiln_err("-E fragments and all-fragments need "
-					"-z"), -1;
+		if (o->compr.fragments || o->compr.dedupe)
+			return kiln_err("-E fragments, all-fragments and dedupe "
+					"need -z"), -1;
 		return 0;
 	}
 	/* the 6.12 kernel reads the prefix table from the packed inode then */
 	if (o->compr.fragments && o->nr_xattr_prefixes)
 		return kiln_err("--xattr-prefix with -E fragments is not "
 				"supported"), -1;
+	/* a compact index finds a head's block from the ones before it */
+	if (o->compr.dedupe)
+		o->compr.full_index = true;
 	if (!pc)
 		pc = o->compr.pclustersize = blksz;
 	/*

@@ -26,6 +26,7 @@ struct kiln_compr_cfg {
 	bool fragments;			/* -E fragments: tails to the packed
 					   inode (files under a pcluster whole) */
 	bool all_fragments;		/* -E all-fragments: every file whole */
+	bool dedupe;			/* -E dedupe: equal pclusters once */
 };
 
 struct kiln_compressor {

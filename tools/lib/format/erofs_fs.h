@@ -9,6 +9,7 @@
 #ifndef KILN_EROFS_FS_H
 #define KILN_EROFS_FS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -149,6 +150,8 @@ struct erofs_inode_extended {
 #define Z_EROFS_LCLUSTER_TYPE_NONHEAD	2
 #define Z_EROFS_LCLUSTER_TYPE_HEAD2	3
 #define Z_EROFS_LI_D0_CBLKCNT		0x0800	/* delta0 holds a block count */
+/* full index heads: the extent is a prefix of what its pcluster decodes to */
+#define Z_EROFS_LI_PARTIAL_REF		0x8000
 
 /*
  * One lcluster's record, decoded; the same whichever encoding carries it.
@@ -163,6 +166,7 @@ struct z_erofs_lcluster {
 	uint16_t delta0;
 	int32_t  delta1;
 	uint16_t cblkcnt;		/* 0 unless CBLKCNT */
+	bool partial;			/* heads: PARTIAL_REF */
 };
 
 /* Directory entry: 12 bytes; names follow the entry array of each block. */

@@ -21,6 +21,7 @@ struct kiln_dctx {
 	 * The packed inode's extent decoded last: files written one after
 	 * another have their fragments next to each other in it.
 	 */
+	uint8_t *whole;			/* a partial DEFLATE pcluster, all */
 	uint8_t *packed;
 	size_t packed_cap;
 	uint64_t packed_la, packed_len, packed_gen;	/* gen 0: empty */

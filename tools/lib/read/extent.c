@@ -40,6 +40,7 @@ void kiln_dctx_free(struct kiln_dctx *x)
 		return;
 	free(x->in);
 	free(x->packed);
+	free(x->whole);
 	if (x->inflate)
 		libdeflate_free_decompressor(x->inflate);
 	ZSTD_freeDCtx(x->zstd);
@@ -48,20 +49,28 @@ void kiln_dctx_free(struct kiln_dctx *x)
 	free(x);
 }
 
+/*
+ * Each decoder fills out with exactly outlen bytes, the whole stream; with
+ * partial (PARTIAL_REF), the first outlen bytes of a stream that may hold
+ * more.
+ */
 static long lz4(struct kiln_dctx *x, const struct kiln_image *img,
-		const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen)
+		const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen,
+		bool partial)
 {
 	(void)x;
-	if (img->zero_padding)
+	if (img->zero_padding && !partial)
 		return LZ4_decompress_safe((const char *)in, (char *)out,
 					   (int)inlen, (int)outlen);
-	/* legacy images: the stream starts at 0 and may be followed by junk */
+	/* legacy images (the stream starts at 0, junk may follow) and
+	 * partial references (it holds more than outlen bytes) */
 	return LZ4_decompress_safe_partial((const char *)in, (char *)out,
 					   (int)inlen, (int)outlen, (int)outlen);
 }
 
 static long lzma(struct kiln_dctx *x, const struct kiln_image *img,
-		 const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen)
+		 const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen,
+		 bool partial)
 {
 	lzma_ret r;
 
@@ -70,7 +79,7 @@ static long lzma(struct kiln_dctx *x, const struct kiln_image *img,
 		x->lzma_used = true;
 	}
 	/* re-initialising keeps the dictionary allocation of the last one */
-	if (lzma_microlzma_decoder(&x->lzma, inlen, outlen, true,
+	if (lzma_microlzma_decoder(&x->lzma, inlen, outlen, !partial,
 				   img->lzma_dict) != LZMA_OK)
 		return -1;
 	x->lzma.next_in = in;
@@ -85,23 +94,39 @@ static long lzma(struct kiln_dctx *x, const struct kiln_image *img,
 
 static long deflate(struct kiln_dctx *x, const struct kiln_image *img,
 		    const uint8_t *in, size_t inlen, uint8_t *out,
-		    size_t outlen)
+		    size_t outlen, bool partial)
 {
+	size_t n;
+
 	(void)img;
 	/* no actual-size pointer: libdeflate then insists on outlen exactly */
-	if (libdeflate_deflate_decompress(x->inflate, in, inlen, out, outlen,
-					  NULL) != LIBDEFLATE_SUCCESS)
+	if (!partial)
+		return libdeflate_deflate_decompress(x->inflate, in, inlen, out,
+				outlen, NULL) == LIBDEFLATE_SUCCESS ?
+		       (long)outlen : -1;
+	/* libdeflate decodes whole streams only: all of it, then a prefix */
+	if (!x->whole) {
+		x->whole = malloc(KILN_MAX_EXTENT_LEN);
+		if (!x->whole)
+			return -1;
+	}
+	if (libdeflate_deflate_decompress(x->inflate, in, inlen, x->whole,
+					  KILN_MAX_EXTENT_LEN, &n) !=
+	    LIBDEFLATE_SUCCESS || n < outlen)
 		return -1;
+	memcpy(out, x->whole, outlen);
 	return (long)outlen;
 }
 
 static long zstd(struct kiln_dctx *x, const struct kiln_image *img,
-		 const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen)
+		 const uint8_t *in, size_t inlen, uint8_t *out, size_t outlen,
+		 bool partial)
 {
 	ZSTD_inBuffer ib = { in, inlen, 0 };
 	ZSTD_outBuffer ob = { out, outlen, 0 };
 
 	(void)img;
+	(void)partial;		/* it stops where out is full, either way */
 	ZSTD_DCtx_reset(x->zstd, ZSTD_reset_session_only);
 	/* frames may lack a content size: decode as a stream */
 	while (ob.pos < outlen) {
@@ -118,7 +143,7 @@ static long zstd(struct kiln_dctx *x, const struct kiln_image *img,
 
 typedef long (*decoder_fn)(struct kiln_dctx *x, const struct kiln_image *img,
 			   const uint8_t *in, size_t inlen, uint8_t *out,
-			   size_t outlen);
+			   size_t outlen, bool partial);
 static const decoder_fn decoders[4] = {
 	[EROFS_ALG_LZ4] = lz4, [EROFS_ALG_LZMA] = lzma,
 	[EROFS_ALG_DEFLATE] = deflate, [EROFS_ALG_ZSTD] = zstd,
@@ -171,7 +196,7 @@ static int read_zip(const struct kiln_image *img, struct kiln_dctx *x,
 		return -1;
 	}
 	n = decoders[e->alg](x, img, x->in + start, e->plen - start, out,
-			     e->llen);
+			     e->llen, e->partial);
 	if (n != (long)e->llen) {
 		kiln_diag_set(d, "%s pcluster at offset %llu does not decode "
 			      "to the %llu bytes of its extent at %llu",

@@ -55,6 +55,7 @@ struct kiln_fext {
 	uint32_t plen;			/* bytes stored there */
 	uint8_t kind, alg;
 	bool interlaced;		/* PLAIN: rotated by la % blksz */
+	bool partial;			/* ZIP: the first llen bytes of more */
 };
 
 /* A growable list of extents, reused from file to file. */

@@ -38,6 +38,7 @@ static void full_rec(const uint8_t *p, struct z_erofs_lcluster *r)
 	r->type = get_le16(p) & 3;
 	r->delta1 = -1;
 	if (r->type != Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
+		r->partial = get_le16(p) & Z_EROFS_LI_PARTIAL_REF;
 		r->clusterofs = get_le16(p + 2);
 		r->blkaddr = get_le32(p + 4);
 		return;
@@ -308,6 +309,8 @@ static int add_extent(const struct zmap *z, struct kiln_fext *e,
 	e->interlaced = z->advise & Z_EROFS_ADVISE_INTERLACED_PCLUSTER;
 	if (hr->type != Z_EROFS_LCLUSTER_TYPE_PLAIN) {
 		e->kind = KILN_EXT_ZIP;
+		/* -E dedupe: a prefix of a pcluster another extent owns */
+		e->partial = hr->partial;
 		e->alg = z->alg[hr->type == Z_EROFS_LCLUSTER_TYPE_HEAD2];
 		if (!(img->algs & 1u << e->alg)) {
 			kiln_diag_set(d, "extent at %llu uses algorithm %u, "

@@ -167,6 +167,8 @@ static int fill_superblock(struct kiln_writer *w, const struct kiln_tree *t,
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_FRAGMENTS;
 		sb->packed_nid = l->packed->nid;
 	}
+	if (o->compress && o->compr.dedupe)	/* the same bit: "dedupe" */
+		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_FRAGMENTS;
 	if (o->nr_xattr_prefixes) {
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES;
 		sb->xattr_prefix_count = (uint8_t)o->nr_xattr_prefixes;

@@ -13,6 +13,7 @@
 #include "source.h"
 #include "writeback.h"
 #include "fragments.h"
+#include "dedupe.h"
 #include "zmap.h"
 #include "records.h"
 #include "zdata.h"
@@ -24,7 +25,11 @@ struct zfile {
 	struct kiln_extent *ext;
 	uint32_t nr_ext, cap_ext;
 	uint32_t segs_left;
-	uint64_t blocks;
+	uint64_t blocks;		/* its pclusters' */
+	uint64_t wblocks;		/* of those, written for it (dedupe) */
+	struct kiln_pcl *pend;		/* what it wrote, for the dedupe table
+					   once it stays compressed */
+	uint32_t nr_pend, cap_pend;
 	const uint8_t *tail;		/* inline tail, from the last segment */
 	const uint8_t *raw;		/* the whole file, if one segment */
 	uint64_t segsize;
@@ -57,6 +62,7 @@ struct kiln_zwriter {
 	struct kiln_writeback *wb;	/* the image's, shared with flat data */
 	struct kiln_fragments frags;	/* -E fragments, from the first one */
 	bool frags_open;
+	struct kiln_dedupe dd;		/* -E dedupe */
 };
 
 /*
@@ -166,6 +172,8 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
 	zw->arena_end = 2 * workers * seg_bytes(zw, seg_size(cfg, 0));
 	zw->ring = xcalloc(zw->ring_size, sizeof(*zw->ring));
 	zw->arena = xmalloc(zw->arena_size);
+	if (cfg->dedupe)
+		kiln_dedupe_init(&zw->dd, fd, blkszbits);
 	return zw;
 }
 
@@ -255,6 +263,29 @@ static uint64_t flat_blocks(const struct kiln_inode *in, uint32_t blksz,
 }
 
 /*
+ * -E dedupe: the blocks of a file just stored flat, as the plain pclusters
+ * a later copy of it would be made of (the last one zero-padded).
+ */
+static void offer_flat(struct kiln_zwriter *zw, const uint8_t *p,
+		       uint64_t len, uint32_t blk)
+{
+	uint8_t *pad = xcalloc(1, zw->blksz);
+
+	for (uint64_t at = 0; at < len; at += zw->blksz, blk++) {
+		struct kiln_pcl c = { .nblocks = 1, .blkaddr = blk,
+				      .plain = true, .llen = zw->blksz };
+
+		if (len - at < zw->blksz) {
+			c.llen = (uint32_t)(len - at);
+			memcpy(pad, p + at, c.llen);
+		}
+		kiln_dedupe_offer(&zw->dd, c.llen < zw->blksz ? pad : p + at,
+				  &c);
+	}
+	free(pad);
+}
+
+/*
  * A file of a block or less, or one compression did not pay for
  * (incompressible data: every block plain, and the partial last one a
  * whole block): take the file's blocks back, they are the last ones
@@ -266,11 +297,11 @@ static int store_flat(struct kiln_zwriter *zw, struct zfile *f,
 	struct kiln_inode *in = f->in;
 	uint64_t body = in->size - tail;
 	uint32_t part = (uint32_t)(body % zw->blksz);
-	uint64_t at = (uint64_t)(zw->next_blk - f->blocks) << zw->blkszbits;
+	uint64_t at = (uint64_t)(zw->next_blk - f->wblocks) << zw->blkszbits;
 	uint8_t *p, *pad = NULL;
 	int ret = 0;
 
-	zw->next_blk -= f->blocks;
+	zw->next_blk -= f->wblocks;
 	if (zw->next_blk + nblocks > EROFS_MAX_BLOCKS)
 		return kiln_err_too_large(zw->blkszbits);
 	if (f->flat && zw->wb)
@@ -286,6 +317,8 @@ static int store_flat(struct kiln_zwriter *zw, struct zfile *f,
 	if (ret)
 		return kiln_err("%s: write failed: %s", zw->image,
 				strerror(errno)), -1;
+	if (zw->cfg->dedupe && nblocks)
+		offer_flat(zw, f->raw, body, (uint32_t)zw->next_blk);
 	in->datalayout = tail ? EROFS_INODE_FLAT_INLINE : EROFS_INODE_FLAT_PLAIN;
 	in->startblk = nblocks ? (uint32_t)zw->next_blk : /* no higher */
 		       tail ? EROFS_NULL_ADDR : 0;
@@ -306,7 +339,7 @@ static bool flat_pays(const struct kiln_zwriter *zw, const struct zfile *f,
 		      uint64_t flat, uint32_t tail)
 {
 	uint64_t fbytes = (flat << zw->blkszbits) + f->in->base_max + tail;
-	uint64_t zbytes = (f->blocks << zw->blkszbits) + f->in->zbase +
+	uint64_t zbytes = (f->wblocks << zw->blkszbits) + f->in->zbase +
 			  f->tail_len;
 
 	return fbytes <= zbytes;
@@ -324,11 +357,16 @@ static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 		uint64_t flat = flat_blocks(in, zw->blksz, &tail);
 
 		if (f->raw && !f->has_frag &&
-		    (f->flat || flat_pays(zw, f, flat, tail)))
+		    (f->flat || flat_pays(zw, f, flat, tail))) {
 			ret = store_flat(zw, f, flat, tail);
-		else
+		} else {
 			place_zinode(zw, f);
+			/* its blocks stay: later files may share them */
+			for (uint32_t i = 0; i < f->nr_pend; i++)
+				kiln_dedupe_add(&zw->dd, &f->pend[i]);
+		}
 	}
+	free(f->pend);
 	free(f->ext);
 	free(f);
 	return ret;
@@ -385,6 +423,58 @@ static int add_fragment(struct kiln_zwriter *zw, struct zfile *f,
 	return 0;
 }
 
+static void add_pending(struct zfile *f, const struct kiln_pcl *c)
+{
+	if (f->nr_pend == f->cap_pend) {
+		f->cap_pend = f->cap_pend ? 2 * f->cap_pend : 8;
+		f->pend = xrealloc(f->pend, f->cap_pend * sizeof(*f->pend));
+	}
+	f->pend[f->nr_pend++] = *c;
+}
+
+/*
+ * Writes the segment's pclusters after the data so far and gives each
+ * extent its block, but for pclusters -E dedupe finds written before:
+ * those point there, and the rest close up in s->out (its inline tail,
+ * after them, stays where it is).
+ */
+static int write_segment(struct kiln_zwriter *zw, struct zseg *s,
+			 struct zfile *f)
+{
+	size_t at = 0, kept = 0;
+
+	for (uint32_t i = 0; i < s->nr_ext; i++) {
+		struct zseg_ext *x = &s->ext[i];
+		size_t n = (size_t)x->nblocks << zw->blkszbits;
+		struct kiln_pcl c = { .nblocks = x->nblocks, .llen = x->len,
+				      .plain = x->plain };
+
+		if (!n)			/* inline or a fragment */
+			continue;
+		if (zw->cfg->dedupe && kiln_dedupe_find(&zw->dd, s->out + at, &c)) {
+			x->blkaddr = c.blkaddr;
+		} else {
+			if (kept != at)
+				memmove(s->out + kept, s->out + at, n);
+			x->blkaddr = (uint32_t)(zw->next_blk +
+						(kept >> zw->blkszbits));
+			c.blkaddr = x->blkaddr;
+			if (zw->cfg->dedupe)
+				add_pending(f, &c);
+			kept += n;
+		}
+		at += n;
+	}
+	if (zw->wb)
+		kiln_writeback_add(zw->wb, kept);
+	if (kept && pwrite_all(zw->fd, s->out, kept,
+			       (uint64_t)zw->next_blk << zw->blkszbits))
+		return -1;
+	zw->next_blk += kept >> zw->blkszbits;
+	f->wblocks += kept >> zw->blkszbits;
+	return 0;
+}
+
 /* Writes the oldest in-flight segment and records its extents. */
 static int retire_one(struct kiln_zwriter *zw)
 {
@@ -411,20 +501,17 @@ static int retire_one(struct kiln_zwriter *zw)
 		ret = -1;
 	} else if (zw->next_blk + s->outlen / zw->blksz > EROFS_MAX_BLOCKS) {
 		ret = kiln_err_too_large(zw->blkszbits);
-	} else if (pwrite_all(zw->fd, s->out, s->outlen,
-			      (uint64_t)zw->next_blk << zw->blkszbits)) {
+	} else if (write_segment(zw, s, f)) {
 		kiln_err("%s: write failed: %s", zw->image, strerror(errno));
 		ret = -1;
 	}
-	if (zw->wb)
-		kiln_writeback_add(zw->wb, s->outlen);
 	for (uint32_t i = 0; i < s->nr_ext && !ret; i++) {
 		if (f->nr_ext == f->cap_ext) {
 			f->cap_ext = f->cap_ext ? f->cap_ext * 2 : 16;
 			f->ext = xrealloc(f->ext, f->cap_ext * sizeof(*f->ext));
 		}
 		f->ext[f->nr_ext++] = (struct kiln_extent){
-			.start = pos, .blkaddr = (uint32_t)zw->next_blk,
+			.start = pos, .blkaddr = s->ext[i].blkaddr,
 			.nblocks = s->ext[i].nblocks, .plain = s->ext[i].plain,
 			.inlined = s->ext[i].inlined,
 			.fragment = s->ext[i].fragment,
@@ -434,7 +521,6 @@ static int retire_one(struct kiln_zwriter *zw)
 				 s->ext[i].len))
 			ret = -1;
 		pos += s->ext[i].len;
-		zw->next_blk += s->ext[i].nblocks;
 		f->blocks += s->ext[i].nblocks;
 	}
 	f->failed |= ret != 0;
@@ -587,6 +673,8 @@ int kiln_zw_finish(struct kiln_zwriter *zw, uint64_t *end_blk)
 			ret = -1;
 	if (zw->frags_open)
 		kiln_fragments_close(&zw->frags);
+	if (zw->cfg->dedupe)
+		kiln_dedupe_free(&zw->dd);
 	*end_blk = zw->next_blk;
 	free(zw->ring);
 	free(zw->arena);

@@ -33,6 +33,7 @@ struct zseg {
 		uint16_t nblocks;
 		bool plain, inlined;
 		bool fragment;		/* to the packed inode, from s->in */
+		uint32_t blkaddr;	/* set when written (zdata.c) */
 	} *ext;
 	uint32_t nr_ext;
 	uint16_t tail_len;		/* bytes of the inline tail pcluster */
