@@ -59,7 +59,7 @@ static void usage(FILE *f)
 "                       compressed together\n"
 "  -E all-fragments     every file whole in the packed inode\n"
 "  -E dedupe            a pcluster equal to one written before is not\n"
-"                       written again (implies legacy-compress)\n"
+"                       written again (its file gets a full index)\n"
 "  -E noinline_data     no inline tails for regular files (block-aligned\n"
 "                       data, for DAX and direct mapping)\n"
 "  -E force-inode-compact, -E force-inode-extended\n"
@@ -347,9 +347,6 @@ static int check_compression(struct kiln_mkfs_opts *o)
 	if (o->compr.fragments && o->nr_xattr_prefixes)
 		return kiln_err("--xattr-prefix with -E fragments is not "
 				"supported"), -1;
-	/* a compact index finds a head's block from the ones before it */
-	if (o->compr.dedupe)
-		o->compr.full_index = true;
 	if (!pc)
 		pc = o->compr.pclustersize = blksz;
 	/*

@@ -27,6 +27,7 @@ struct zfile {
 	uint32_t segs_left;
 	uint64_t blocks;		/* its pclusters' */
 	uint64_t wblocks;		/* of those, written for it (dedupe) */
+	bool shared;			/* one is an earlier file's (dedupe) */
 	struct kiln_pcl *pend;		/* what it wrote, for the dedupe table
 					   once it stays compressed */
 	uint32_t nr_pend, cap_pend;
@@ -191,7 +192,8 @@ static void place_zinode(struct kiln_zwriter *zw, struct zfile *f)
 	in->frag_off = f->frag_off;
 	in->frag_whole = f->has_frag && f->nr_ext && f->ext[0].fragment;
 	/* a whole-file fragment has no index to be compact: erofs-utils' too */
-	in->datalayout = zw->cfg->full_index || in->frag_whole ?
+	/* a compact index finds a head's block from the heads before it */
+	in->datalayout = zw->cfg->full_index || in->frag_whole || f->shared ?
 			 EROFS_INODE_COMPRESSED_FULL :
 			 EROFS_INODE_COMPRESSED_COMPACT;
 	in->inline_size = f->tail_len;
@@ -220,6 +222,7 @@ int kiln_zinode_finish(struct kiln_inode *in, const struct kiln_compr_cfg *cfg,
 	} else if (kiln_inode_zmapped(in)) {
 		struct kiln_zmap_fmt fmt = kiln_zfmt(cfg, blkszbits, base);
 
+		fmt.compact = in->datalayout == EROFS_INODE_COMPRESSED_COMPACT;
 		if (in->nr_zext && in->zext[in->nr_zext - 1].fragment &&
 		    fmt.compact && in->frag_off >> 32) {
 			kiln_err("%s: over 4 GiB of fragments before its own: "
@@ -449,10 +452,15 @@ static int write_segment(struct kiln_zwriter *zw, struct zseg *s,
 		struct kiln_pcl c = { .nblocks = x->nblocks, .llen = x->len,
 				      .plain = x->plain };
 
-		if (!n)			/* inline or a fragment */
+		if (!n) {		/* inline or a fragment: where the
+					   next block goes, as ever */
+			x->blkaddr = (uint32_t)(zw->next_blk +
+						(kept >> zw->blkszbits));
 			continue;
+		}
 		if (zw->cfg->dedupe && kiln_dedupe_find(&zw->dd, s->out + at, &c)) {
 			x->blkaddr = c.blkaddr;
+			f->shared = true;
 		} else {
 			if (kept != at)
 				memmove(s->out + kept, s->out + at, n);
@@ -575,6 +583,14 @@ static void zbase_range(const struct kiln_zwriter *zw, struct kiln_inode *in,
 
 		most = n > most ? n : most;
 		least = n < least ? n : least;
+	}
+	/* -E dedupe: a file sharing a pcluster gets a full index instead */
+	if (zw->cfg->dedupe && fmt.compact) {
+		uint64_t n;
+
+		fmt.compact = false;
+		n = kiln_zmap_size(in->size, &fmt);
+		most = n > most ? n : most;
 	}
 	lo = round_up(base_min, 8) + least;
 	hi = round_up(in->base_max, 8) + most;
