@@ -13,6 +13,9 @@ fragtree() {
 	done
 	seq 1 2000000 | head -c $((9 << 20 | 777)) > "$1/big"
 	head -c 150000 /dev/urandom > "$1/noise"
+	# noise, then 5 MiB that compress whole into one pcluster: a tail
+	# fragment longer than a reader's window
+	{ head -c 100000 /dev/urandom; head -c $((5 << 20)) /dev/zero; } > "$1/mixed"
 	cp "$1/d/s30000" "$1/d/e/copy"
 	cp "$1/noise" "$1/d/e/noise2"
 	ln "$1/d/s4097" "$1/d/e/link"

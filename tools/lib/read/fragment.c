@@ -64,10 +64,15 @@ static int load_extent(const struct kiln_image *img, struct kiln_dctx *x,
 		kiln_diag_set(d, "packed inode: has a fragment of its own");
 		goto out;
 	}
-	if (e.kind == KILN_EXT_HOLE) {	/* of any size: a piece of it */
-		e.llen -= off - e.la;
-		e.la = off;
-		e.llen = e.llen < (1u << 20) ? e.llen : 1u << 20;
+	/*
+	 * A hole could stand for any size (a chunk index of holes claims
+	 * petabytes): reading fragments from one would cost that much time.
+	 * Packed inodes are compressed and hold what they hold.
+	 */
+	if (e.kind == KILN_EXT_HOLE) {
+		kiln_diag_set(d, "packed inode: offset %llu is in a hole",
+			      (unsigned long long)off);
+		goto out;
 	}
 	if (e.llen > x->packed_cap) {
 		free(x->packed);

@@ -77,6 +77,8 @@ struct kiln_fext *kiln_extents_add(struct kiln_extents *l, struct kiln_diag *d);
 struct kiln_fpos {
 	uint64_t la;			/* the next byte to map */
 	uint64_t lcn;			/* compressed: the head lcluster there */
+	uint64_t next;			/* compressed, inside a fragment: the
+					   record after its extent (0: none) */
 };
 
 /* The most extents in one window (callers may ask for fewer). */

@@ -435,20 +435,34 @@ static int walk(struct zmap *z, struct kiln_fpos *pos, struct kiln_extents *l,
 				      hr.clusterofs);
 			return -1;
 		}
-		for (k = h + 1; k < z->nlc; k++) {
-			if (rec(z, k, &r, d))
+		/*
+		 * Resuming inside a fragment (only a fragment is left mid-way):
+		 * its records were checked by the window before, which kept
+		 * where they end; scanning them again for every window would
+		 * cost windows x lclusters.
+		 */
+		if (pos->next > h && la < pos->la) {
+			k = pos->next;
+			if (k < z->nlc && rec(z, k, &r, d))
 				return -1;
-			if (r.type != Z_EROFS_LCLUSTER_TYPE_NONHEAD)
-				break;
-			if (check_nonhead(h, k, &r, d))
-				return -1;
-			if (k == h + 1) {
-				first = r;
-				has_first = true;
+		} else {
+			for (k = h + 1; k < z->nlc; k++) {
+				if (rec(z, k, &r, d))
+					return -1;
+				if (r.type != Z_EROFS_LCLUSTER_TYPE_NONHEAD)
+					break;
+				if (check_nonhead(h, k, &r, d))
+					return -1;
+				if (k == h + 1) {
+					first = r;
+					has_first = true;
+				}
+				if (r.delta1 > 0 &&
+				    k + (uint64_t)r.delta1 > reach)
+					reach = k + (uint64_t)r.delta1;
 			}
-			if (r.delta1 > 0 && k + (uint64_t)r.delta1 > reach)
-				reach = k + (uint64_t)r.delta1;
 		}
+		pos->next = 0;
 		if (k < z->nlc && reach > k) {
 			kiln_diag_set(d, "lcluster %llu: delta1 jumps over the "
 				      "head at lcluster %llu",
@@ -477,6 +491,7 @@ static int walk(struct zmap *z, struct kiln_fpos *pos, struct kiln_extents *l,
 				return -1;
 			if (pos->la < isize) {	/* the window is full */
 				pos->lcn = h;
+				pos->next = k;
 				return 0;
 			}
 		} else {

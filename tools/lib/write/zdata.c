@@ -62,7 +62,7 @@ struct kiln_zwriter {
 	size_t batch_bytes;
 	struct kiln_writeback *wb;	/* the image's, shared with flat data */
 	struct kiln_fragments frags;	/* -E fragments, from the first one */
-	bool frags_open;
+	bool frags_open, frags_failed;
 	struct kiln_dedupe dd;		/* -E dedupe */
 };
 
@@ -411,8 +411,10 @@ static int add_fragment(struct kiln_zwriter *zw, struct zfile *f,
 	uint64_t off;
 
 	if (!zw->frags_open) {
-		if (kiln_fragments_open(&zw->frags))
+		if (zw->frags_failed || kiln_fragments_open(&zw->frags)) {
+			zw->frags_failed = true;	/* said once */
 			return -1;
+		}
 		zw->frags_open = true;
 	}
 	if (kiln_fragments_add(&zw->frags, p, n, whole, &off)) {
