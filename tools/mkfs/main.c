@@ -56,7 +56,8 @@ static void usage(FILE *f)
 "  -E ztailpacking      inline each file's tail pcluster in its inode block\n"
 "  -E fragments         put each file's last part (under one pcluster of\n"
 "                       input, so small files whole) in one packed inode,\n"
-"                       compressed together\n"
+"                       compressed together (and shares pclusters,\n"
+"                       as -E dedupe)\n"
 "  -E all-fragments     every file whole in the packed inode\n"
 "  -E dedupe            a pcluster equal to one written before is not\n"
 "                       written again (its file gets a full index)\n"
@@ -343,6 +344,8 @@ static int check_compression(struct kiln_mkfs_opts *o)
 					"need -z"), -1;
 		return 0;
 	}
+	/* equal pclusters are shared with fragments too, as erofs-utils does */
+	o->compr.dedupe |= o->compr.fragments;
 	/* the 6.12 kernel reads the prefix table from the packed inode then */
 	if (o->compr.fragments && o->nr_xattr_prefixes)
 		return kiln_err("--xattr-prefix with -E fragments is not "

@@ -124,9 +124,11 @@ static bool try_inline(struct zseg *s, struct zworker *w, const uint8_t *src,
  * what is left once it is one pcluster of input or less, taken raw (all
  * of a small file), or once it compresses whole into less than a
  * pcluster. Whether it does, a fast LZ4 pass says first (dst: its
- * scratch); if not, the real fit does: n bytes for its take of rem.
+ * scratch); if not, the real fit does (is_fragment: n bytes for its take
+ * of the rem left).
  */
-static bool fragment_fits(const struct zworker *w, const uint8_t *src, size_t rem, uint8_t *dst)
+static bool fragment_fits(const struct zworker *w, const uint8_t *src,
+			  size_t rem, uint8_t *dst)
 {
 	uint32_t pc = w->cfg->pclustersize;
 
