@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "kiln.h"
 #include "util.h"
+#include "format/le.h"
 
 const char *kiln_progname = "kiln";
 int kiln_verbosity = 1;
@@ -112,4 +113,19 @@ const char *kiln_bad_option(int argc, char **argv)
 		return buf;
 	}
 	return optind - 1 < argc ? argv[optind - 1] : argv[argc - 1];
+}
+
+uint64_t kiln_hash64(const void *p, size_t n, uint64_t seed)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ seed ^ n;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		h = (h ^ get_le64(b + i)) * 0xff51afd7ed558ccdull;
+		h ^= h >> 29;
+	}
+	for (; i < n; i++)
+		h = (h ^ b[i]) * 0xc4ceb9fe1a85ec53ull;
+	return h ^ h >> 32;
 }

@@ -16,6 +16,8 @@ char *path_join(const char *dir, const char *name);
 
 /* Full pread: the count read, short only at end of file, or -1 (errno). */
 ssize_t pread_all(int fd, void *buf, size_t len, uint64_t off);
+/* A 64-bit hash of n bytes (multiply-xorshift over words), from seed. */
+uint64_t kiln_hash64(const void *p, size_t n, uint64_t seed);
 
 /*
  * The one number parser: plain decimal (no sign, no 0x, no octal for a

@@ -2,7 +2,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/util.h"
-#include "format/le.h"
 #include "dedupe.h"
 
 void kiln_dedupe_init(struct kiln_dedupe *dd, int fd, unsigned int blkszbits)
@@ -14,15 +13,10 @@ void kiln_dedupe_init(struct kiln_dedupe *dd, int fd, unsigned int blkszbits)
 	dd->slots = xcalloc(dd->nr_slots, sizeof(*dd->slots));
 }
 
+/* The stored bytes, and what they decode to (a plain one: its length). */
 static uint64_t pcl_hash(const uint8_t *p, size_t n, const struct kiln_pcl *c)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ c->llen ^ (uint64_t)c->plain << 40;
-
-	for (size_t i = 0; i + 8 <= n; i += 8) {
-		h = (h ^ get_le64(p + i)) * 0xff51afd7ed558ccdull;
-		h ^= h >> 29;
-	}
-	return h ^ h >> 32;
+	return kiln_hash64(p, n, c->llen ^ (uint64_t)c->plain << 40);
 }
 
 static bool same_kind(const struct kiln_pcl *a, const struct kiln_pcl *b)

@@ -4,7 +4,6 @@
 #include <string.h>
 #include <unistd.h>
 #include "common/util.h"
-#include "format/le.h"
 #include "fragments.h"
 
 #define FRAG_BUF (1u << 20)
@@ -14,21 +13,6 @@ struct frag_slot {
 	uint64_t off;
 	size_t len;			/* 0: empty */
 };
-
-/* 64-bit multiply-xorshift over words: equal content, equal hash. */
-static uint64_t frag_hash(const uint8_t *p, size_t n)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-	size_t i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		h = (h ^ get_le64(p + i)) * 0xff51afd7ed558ccdull;
-		h ^= h >> 29;
-	}
-	for (; i < n; i++)
-		h = (h ^ p[i]) * 0xc4ceb9fe1a85ec53ull;
-	return h ^ h >> 32;
-}
 
 int kiln_fragments_open(struct kiln_fragments *fr)
 {
@@ -111,7 +95,7 @@ int kiln_fragments_add(struct kiln_fragments *fr, const uint8_t *p, size_t n,
 		fr->spool.end += n;
 		return append(fr, p, n);
 	}
-	h = frag_hash(p, n);
+	h = kiln_hash64(p, n, 0);
 	for (k = h & mask; fr->slots[k].len; k = (k + 1) & mask) {
 		const struct frag_slot *s = &fr->slots[k];
 		const uint8_t *old;
