@@ -40,6 +40,12 @@ struct kiln_mkfs_opts {
 	bool ignore_mtime;		/* compact inodes may drop their mtime */
 	bool no_inline_data;		/* regular files' tails in blocks */
 	bool no_sb_crc;			/* -E nosbcrc */
+	/*
+	 * --chunksize: uncompressed regular files are chunk-based, equal
+	 * chunks stored once, zero chunks as holes; 0: flat files.
+	 */
+	unsigned int chunkbits;
+	bool chunk_indexes;		/* 8-byte chunk indexes, not a block map */
 	uint32_t uid_offset, gid_offset;	/* added to every id */
 	/*
 	 * -x: a name/value pair is shared when more than this many inodes

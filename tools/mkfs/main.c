@@ -17,7 +17,7 @@ enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_EXCLUDE_PATH,
 	OPT_EXCLUDE_REGEX, OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORKERS,
 	OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_IGNORE_MTIME, OPT_TAR,
-	OPT_AUFS, OPT_OVLFS_STRIP, OPT_XATTR_PREFIX,
+	OPT_AUFS, OPT_OVLFS_STRIP, OPT_XATTR_PREFIX, OPT_CHUNKSIZE,
 };
 
 static const struct option long_opts[] = {
@@ -35,6 +35,7 @@ static const struct option long_opts[] = {
 	{ "aufs", no_argument, NULL, OPT_AUFS },
 	{ "ovlfs-strip", optional_argument, NULL, OPT_OVLFS_STRIP },
 	{ "xattr-prefix", required_argument, NULL, OPT_XATTR_PREFIX },
+	{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ 0 }
@@ -60,7 +61,15 @@ static void usage(FILE *f)
 "                       as -E dedupe)\n"
 "  -E all-fragments     every file whole in the packed inode\n"
 "  -E dedupe            a pcluster equal to one written before is not\n"
-"                       written again (its file gets a full index)\n"
+"                       written again (its file gets a full index);\n"
+"                       without -z: --chunksize of one block\n"
+"  --chunksize=SIZE     uncompressed files are chunk-based: SIZE-byte\n"
+"                       chunks (a power of two, at least a block), equal\n"
+"                       chunks stored once, zero chunks as holes (with\n"
+"                       -z: only where no file is compressed)\n"
+"  -E force-chunk-indexes, -E force-inode-blockmap\n"
+"                       8-byte chunk indexes, or 4-byte block map entries\n"
+"                       (the default)\n"
 "  -E noinline_data     no inline tails for regular files (block-aligned\n"
 "                       data, for DAX and direct mapping)\n"
 "  -E force-inode-compact, -E force-inode-extended\n"
@@ -176,6 +185,10 @@ static int parse_extended(char *arg, struct kiln_mkfs_opts *o)
 			o->no_inline_data = true;
 		else if (!strcmp(opt, "nosbcrc"))
 			o->no_sb_crc = true;
+		else if (!strcmp(opt, "force-chunk-indexes"))
+			o->chunk_indexes = true;
+		else if (!strcmp(opt, "force-inode-blockmap"))
+			o->chunk_indexes = false;
 		else
 			return bad("extended option", opt);
 	}
@@ -306,6 +319,12 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 	case OPT_AUFS:
 		o->aufs = true;
 		return 0;
+	case OPT_CHUNKSIZE:
+		/* 31: the chunk format's 5 bits, over 512-byte blocks */
+		if (kiln_parse_u64(arg, 512, 1ull << 40, &v) || (v & (v - 1)))
+			return bad("chunk size (a power of two, 512..1T)", arg);
+		o->chunkbits = (unsigned int)__builtin_ctzll(v);
+		return 0;
 	case OPT_OVLFS_STRIP:
 		if (arg && strcmp(arg, "0") && strcmp(arg, "1"))
 			return bad("--ovlfs-strip value (0 or 1)", arg);
@@ -338,10 +357,19 @@ static int check_compression(struct kiln_mkfs_opts *o)
 	 * -C without -z means nothing to an uncompressed image: erofs-utils
 	 * accepts it, and dracut always passes it, so do we.
 	 */
+	if (o->chunkbits && (o->chunkbits < o->blkszbits ||
+			     o->chunkbits - o->blkszbits > 31)) {
+		kiln_err("--chunksize %llu: a power of two from the block size "
+			 "(%u) to 2^31 blocks", 1ull << o->chunkbits, blksz);
+		return -1;
+	}
 	if (!o->compress) {
-		if (o->compr.fragments || o->compr.dedupe)
-			return kiln_err("-E fragments, all-fragments and dedupe "
-					"need -z"), -1;
+		if (o->compr.fragments)
+			return kiln_err("-E fragments and all-fragments need "
+					"-z"), -1;
+		/* as erofs-utils: dedupe of uncompressed files is by chunk */
+		if (o->compr.dedupe && !o->chunkbits)
+			o->chunkbits = o->blkszbits;
 		return 0;
 	}
 	/* equal pclusters are shared with fragments too, as erofs-utils does */

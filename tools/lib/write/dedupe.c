@@ -52,6 +52,44 @@ bool kiln_dedupe_find(struct kiln_dedupe *dd, const uint8_t *p,
 	return false;
 }
 
+#define PIECE (1u << 20)	/* compared this many bytes at a time */
+
+static bool image_equal(struct kiln_dedupe *dd, uint64_t a, uint64_t b,
+			uint64_t n)
+{
+	if (dd->cmp_cap < 2 * PIECE) {
+		dd->cmp_cap = 2 * PIECE;
+		dd->cmp = xrealloc(dd->cmp, dd->cmp_cap);
+	}
+	for (uint64_t off = 0; off < n; off += PIECE) {
+		size_t len = n - off < PIECE ? (size_t)(n - off) : PIECE;
+
+		if (pread_all(dd->fd, dd->cmp, len, a + off) != (ssize_t)len ||
+		    pread_all(dd->fd, dd->cmp + PIECE, len, b + off) !=
+		    (ssize_t)len || memcmp(dd->cmp, dd->cmp + PIECE, len))
+			return false;
+	}
+	return true;
+}
+
+bool kiln_dedupe_find_written(struct kiln_dedupe *dd, struct kiln_pcl *c,
+			      uint32_t at)
+{
+	size_t mask = dd->nr_slots - 1;
+
+	for (size_t k = c->hash & mask; dd->slots[k].nblocks; k = (k + 1) & mask) {
+		const struct kiln_pcl *s = &dd->slots[k];
+
+		if (same_kind(s, c) &&
+		    image_equal(dd, (uint64_t)s->blkaddr << dd->blkszbits,
+				(uint64_t)at << dd->blkszbits, c->llen)) {
+			c->blkaddr = s->blkaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
 static void grow(struct kiln_dedupe *dd)
 {
 	size_t n = dd->nr_slots * 2;

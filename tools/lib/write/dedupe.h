@@ -20,8 +20,8 @@
 struct kiln_pcl {
 	uint64_t hash;
 	uint32_t blkaddr;
-	uint16_t nblocks;
-	uint32_t llen;			/* bytes it decodes to */
+	uint32_t nblocks;
+	uint64_t llen;			/* bytes it decodes to */
 	bool plain;
 };
 
@@ -42,6 +42,13 @@ void kiln_dedupe_init(struct kiln_dedupe *dd, int fd, unsigned int blkszbits);
  */
 bool kiln_dedupe_find(struct kiln_dedupe *dd, const uint8_t *p,
 		      struct kiln_pcl *c);
+/*
+ * The same for bytes already in the image at block at (c->hash filled by
+ * the caller, over what they hold): both are read back to compare. For
+ * --chunksize, whose chunks may be larger than memory should hold.
+ */
+bool kiln_dedupe_find_written(struct kiln_dedupe *dd, struct kiln_pcl *c,
+			      uint32_t at);
 /* Offers a written pcluster (c from kiln_dedupe_find, blkaddr set). */
 void kiln_dedupe_add(struct kiln_dedupe *dd, const struct kiln_pcl *c);
 /* Offers a block of flat data p as the plain pcluster it could be. */

@@ -59,6 +59,7 @@ struct kiln_inode {
 	uint32_t xattr_isize;		/* bytes of the xattr body */
 	uint8_t nr_shared;		/* leading xattrs that are shared */
 	uint32_t startblk;		/* flat layouts: first data block */
+	uint16_t chunkformat;		/* chunk-based: i_u, once written */
 	uint32_t zblocks;		/* compressed: blocks of its pclusters */
 	uint32_t zbase;			/* compressed: inode, xattrs and index
 					   (a bound until kiln_zinode_finish) */

@@ -114,6 +114,9 @@ static int prepare_inode(struct kiln_inode *in, const struct kiln_layout *l,
 	if (S_ISDIR(in->mode))
 		in->size = kiln_dir_size(in, l->blksz);
 	in->no_inline = o->no_inline_data && S_ISREG(in->mode);
+	/* compressed images: the zwriter's files are never chunk-based */
+	if (o->chunkbits && !o->compress && S_ISREG(in->mode) && in->size)
+		in->datalayout = EROFS_INODE_CHUNK_BASED;
 	return choose_form(in, l, o);
 }
 
@@ -151,6 +154,10 @@ static void prepare_inode_record(struct kiln_inode *in, uint32_t blksz,
 
 	if (in->zwritten)
 		return;
+	if (in->datalayout == EROFS_INODE_CHUNK_BASED) {
+		in->rec_size = base;	/* and its index, once written */
+		return;
+	}
 	in->datalayout = EROFS_INODE_FLAT_PLAIN;
 	in->inline_size = 0;
 	if (!in->no_inline &&
@@ -172,7 +179,8 @@ int kiln_err_too_large(unsigned int blkszbits)
 /* Flat data blocks of an inode: its partial last block may be inline. */
 static uint64_t flat_nblocks(const struct kiln_inode *in, uint32_t blksz)
 {
-	if (!has_blocks(in) || in->zwritten)
+	if (!has_blocks(in) || in->zwritten ||
+	    in->datalayout == EROFS_INODE_CHUNK_BASED)
 		return 0;
 	return in->datalayout == EROFS_INODE_FLAT_INLINE ?
 	       in->size / blksz : (in->size + blksz - 1) / blksz;
@@ -186,7 +194,8 @@ int kiln_layout_place_flat(const struct kiln_layout *l, uint64_t *blk)
 		struct kiln_inode *in = l->order[i];
 		uint64_t n = flat_nblocks(in, l->blksz);
 
-		if (!has_blocks(in) || in->zwritten)
+		if (!has_blocks(in) || in->zwritten ||
+		    in->datalayout == EROFS_INODE_CHUNK_BASED)
 			continue;
 		in->startblk = n ? (uint32_t)next :
 			       in->inline_size ? EROFS_NULL_ADDR : 0;

@@ -15,6 +15,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "chunked.h"
 #include "dir.h"
 #include "flat.h"
 #include "records.h"
@@ -70,7 +71,9 @@ static void encode_inode(const struct kiln_inode *in)
 				     in->datalayout << EROFS_I_DATALAYOUT_BIT);
 	uint32_t iu = S_ISCHR(in->mode) || S_ISBLK(in->mode) ? in->rdev :
 		      S_ISFIFO(in->mode) || S_ISSOCK(in->mode) ? 0 :
-		      kiln_inode_zmapped(in) ? in->zblocks : in->startblk;
+		      kiln_inode_zmapped(in) ? in->zblocks :
+		      in->datalayout == EROFS_INODE_CHUNK_BASED ?
+		      in->chunkformat : in->startblk;
 
 	if (in->extended) {
 		struct erofs_inode_extended e = {
@@ -169,6 +172,8 @@ static int fill_superblock(struct kiln_writer *w, const struct kiln_tree *t,
 	}
 	if (o->compress && o->compr.dedupe)	/* the same bit: "dedupe" */
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_FRAGMENTS;
+	if (o->chunkbits && !o->compress)
+		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_CHUNKED_FILE;
 	if (o->nr_xattr_prefixes) {
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES;
 		sb->xattr_prefix_count = (uint8_t)o->nr_xattr_prefixes;
@@ -232,15 +237,38 @@ fail:
 	return -1;
 }
 
-/* Stages every flat record; compressed ones are staged once compressed. */
+/*
+ * Stages every flat record; compressed and chunk-based ones are staged
+ * once their data is written.
+ */
 static void stage_records(struct kiln_writer *w)
 {
 	const struct kiln_layout *l = w->l;
 
 	for (uint32_t i = 0; i < l->nr; i++)
-		if (!l->order[i]->zwritten)
+		if (!l->order[i]->zwritten &&
+		    l->order[i]->datalayout != EROFS_INODE_CHUNK_BASED)
 			kiln_records_stage(&w->recs, l->order[i],
 					   l->order[i]->rec_size);
+}
+
+/* --chunksize: chunk-based files go after the flat data, in order. */
+static int write_chunked(struct kiln_writer *w)
+{
+	const struct kiln_layout *l = w->l;
+	struct kiln_chunked c;
+	int ret = 0;
+
+	if (!w->o->chunkbits || w->o->compress)
+		return 0;
+	kiln_chunked_init(&c, w->fd, w->image, w->o, &w->wb, w->end_blk);
+	c.zero_fill = w->flat.zero_fill;
+	for (uint32_t i = 0; i < l->nr && !ret; i++)
+		if (l->order[i]->datalayout == EROFS_INODE_CHUNK_BASED)
+			ret = kiln_chunked_write(&c, l->order[i], &w->recs);
+	w->end_blk = c.next_blk;
+	kiln_chunked_free(&c);
+	return ret;
 }
 
 /* After the data: the pool, then every record gets its place (and nid). */
@@ -271,11 +299,13 @@ static int write_flat_data(struct kiln_writer *w)
 	uint64_t t0 = kiln_prof_start();
 	int ret = kiln_layout_place_flat(l, &w->end_blk);
 
+	if (!ret)
+		ret = write_chunked(w);
 	stage_records(w);
 	for (uint32_t i = 0; i < l->nr && !ret; i++) {
 		struct kiln_inode *in = l->order[i];
 
-		if (in->zwritten)
+		if (in->zwritten || in->datalayout == EROFS_INODE_CHUNK_BASED)
 			continue;
 		if (S_ISREG(in->mode) && in->size) {
 			kiln_flat_queue(&w->flat, w->wq, in);
