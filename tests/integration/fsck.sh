@@ -444,7 +444,7 @@ limit fuzz_fsck 600
 once_fuzz_fsck() {
 	tests/lib/mkseeds.sh "$BIN/mkfs.erofs" "$T/corpus"
 	cp tests/damaged/*.img "$T/corpus/"
-	run_fuzzer fuzz_fsck 40000 15000 fuzz-extract
+	run_fuzzer fuzz_fsck 45056 15000 fuzz-extract
 }
 
 # The static aarch64 fsck.erofs (the device's) under qemu-user: same verdict

@@ -32,4 +32,6 @@ done <<'OPTS'
 -b1024 -zlz4hc -Eztailpacking
 -zlz4hc -C16384 -Efragments
 -zzstd -C8192 -Efragments -Elegacy-compress
+--chunksize=4096
+--chunksize=8192 -Eforce-chunk-indexes
 OPTS
