@@ -167,7 +167,8 @@ test_fragments_damaged() {
 
 test_fragments_bad_options() {
 	mkdir "$T/src"
-	for args in "-E fragments" "-E all-fragments" "-E dedupe" \
+	# (-E dedupe without -z is chunk dedupe: chunks.sh)
+	for args in "-E fragments" "-E all-fragments" \
 		    "-z lz4 -E fragments --xattr-prefix=user.x"; do
 		expect_rejected "$args"
 	done

@@ -14,6 +14,8 @@
 
 #define KILN_VERSION "0.1.0"
 
+#define KILN_MAX_ZCFGS 8		/* algorithms of -z A:B:... */
+
 struct kiln_mkfs_opts {
 	const char *image;		/* output path */
 	const char *source;		/* source directory (tar: NULL, "-": stdin) */
@@ -34,7 +36,17 @@ struct kiln_mkfs_opts {
 	unsigned int nr_exclude_regexes;
 	int verbosity;			/* 0 quiet, 1 normal, 2+ debug */
 	bool compress;			/* -z given */
+	/*
+	 * The first -z algorithm; its -E and -C settings hold for all. A
+	 * file takes another (-z A:B) only by --compress-hints.
+	 */
 	struct kiln_compr_cfg compr;
+	struct kiln_compr_cfg compr_alt[KILN_MAX_ZCFGS - 1];
+	unsigned int nr_zcfgs;		/* compr and the compr_alt used */
+	const char *compress_hints;	/* --compress-hints=FILE */
+	const struct kiln_hints *hints;	/* its hints, loaded (write/hints.h) */
+	uint32_t pcluster_default;	/* -C: a file's pclusters unless a
+					   hint says (compr's: the largest) */
 	unsigned int workers;		/* compression threads */
 	int inode_form;			/* KILN_INODE_*: -E force-inode-... */
 	bool ignore_mtime;		/* compact inodes may drop their mtime */
@@ -60,6 +72,13 @@ struct kiln_mkfs_opts {
 };
 
 #define KILN_MAX_XATTR_PREFIXES 128	/* a 7-bit index */
+
+/* Algorithm i of -z (0: the first). */
+static inline const struct kiln_compr_cfg *
+kiln_zcfg(const struct kiln_mkfs_opts *o, unsigned int i)
+{
+	return i ? &o->compr_alt[i - 1] : &o->compr;
+}
 
 enum { KILN_INODE_AUTO, KILN_INODE_COMPACT, KILN_INODE_EXTENDED };
 

@@ -12,12 +12,14 @@
 #include "kiln.h"
 #include "common/util.h"
 #include "common/workqueue.h"
+#include "write/hints.h"
 
 enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_EXCLUDE_PATH,
 	OPT_EXCLUDE_REGEX, OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORKERS,
 	OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_IGNORE_MTIME, OPT_TAR,
 	OPT_AUFS, OPT_OVLFS_STRIP, OPT_XATTR_PREFIX, OPT_CHUNKSIZE,
+	OPT_COMPRESS_HINTS,
 };
 
 static const struct option long_opts[] = {
@@ -36,6 +38,7 @@ static const struct option long_opts[] = {
 	{ "ovlfs-strip", optional_argument, NULL, OPT_OVLFS_STRIP },
 	{ "xattr-prefix", required_argument, NULL, OPT_XATTR_PREFIX },
 	{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
+	{ "compress-hints", required_argument, NULL, OPT_COMPRESS_HINTS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ 0 }
@@ -50,7 +53,12 @@ static void usage(FILE *f)
 "or '-': standard input).\n\n"
 "  -z ALG[,LEVEL]       compress with lz4, lz4hc (1..12), zstd (1..22),\n"
 "                       lzma (0..9; 100..109 the same, extreme) or\n"
-"                       deflate (0..12)\n"
+"                       deflate (0..12); ALG[,LEVEL]:ALG[,LEVEL]...\n"
+"                       more algorithms, for --compress-hints to choose\n"
+"  --compress-hints=FILE  lines 'PCLUSTERSIZE [ALG#] REGEX': a file\n"
+"                       whose path matches REGEX gets pclusters of that\n"
+"                       size (0: not compressed), with -z algorithm ALG#\n"
+"                       (0: the first); the first match wins\n"
 "  -C SIZE              largest physical cluster in bytes (default: one block)\n"
 "  --workers=N, -j N    compression threads (default: online CPUs)\n"
 "  -E legacy-compress   full (8-byte) indexes instead of compact ones\n"
@@ -209,6 +217,21 @@ static int parse_tolerance(const char *arg, long *out)
 	return 0;
 }
 
+/* -z A:B...: each -z adds to the list, as in erofs-utils. */
+static int parse_algorithms(char *arg, struct kiln_mkfs_opts *o)
+{
+	for (char *save = NULL, *a = strtok_r(arg, ":", &save); a;
+	     a = strtok_r(NULL, ":", &save)) {
+		if (o->nr_zcfgs == KILN_MAX_ZCFGS)
+			return bad("-z list (at most 8 algorithms)", a);
+		if (kiln_compr_parse(a, o->nr_zcfgs ?
+				     &o->compr_alt[o->nr_zcfgs - 1] : &o->compr))
+			return -1;
+		o->nr_zcfgs++;
+	}
+	return o->nr_zcfgs ? 0 : bad("-z", arg);
+}
+
 static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 {
 	uint64_t v;
@@ -216,7 +239,7 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 	switch (c) {
 	case 'z':
 		o->compress = true;
-		return kiln_compr_parse(arg, &o->compr);
+		return parse_algorithms(arg, o);
 	case 'C':
 		if (kiln_parse_u64(arg, 512, 1u << 20, &v))
 			return bad("physical cluster size (a multiple of the "
@@ -319,6 +342,9 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 	case OPT_AUFS:
 		o->aufs = true;
 		return 0;
+	case OPT_COMPRESS_HINTS:
+		o->compress_hints = arg;
+		return 0;
 	case OPT_CHUNKSIZE:
 		/* 31: the chunk format's 5 bits, over 512-byte blocks */
 		if (kiln_parse_u64(arg, 512, 1ull << 40, &v) || (v & (v - 1)))
@@ -348,6 +374,35 @@ static int source_date_epoch(struct kiln_mkfs_opts *o)
 	return 0;
 }
 
+/*
+ * The hints may ask for bigger pclusters than -C: every algorithm's
+ * configuration (dictionary, the kernel's buffers) is sized for the
+ * largest. The others take the first's -E options.
+ */
+static struct kiln_hints hints;	/* --compress-hints, for kiln_mkfs */
+
+static int finish_algorithms(struct kiln_mkfs_opts *o, uint32_t blksz)
+{
+	if (o->compress_hints) {
+		if (kiln_hints_load(&hints, o))
+			return -1;
+		o->hints = &hints;
+		if (hints.max_pclustersize > o->compr.pclustersize)
+			o->compr.pclustersize = hints.max_pclustersize;
+	}
+	kiln_compr_finish_cfg(&o->compr, blksz);
+	for (unsigned int i = 1; i < o->nr_zcfgs; i++) {
+		struct kiln_compr_cfg *a = &o->compr_alt[i - 1];
+		struct kiln_compr_cfg own = *a;
+
+		*a = o->compr;
+		a->c = own.c;
+		a->level = own.level;
+		kiln_compr_finish_cfg(a, blksz);
+	}
+	return 0;
+}
+
 static int check_compression(struct kiln_mkfs_opts *o)
 {
 	uint32_t blksz = 1u << o->blkszbits;
@@ -364,9 +419,9 @@ static int check_compression(struct kiln_mkfs_opts *o)
 		return -1;
 	}
 	if (!o->compress) {
-		if (o->compr.fragments)
-			return kiln_err("-E fragments and all-fragments need "
-					"-z"), -1;
+		if (o->compr.fragments || o->compress_hints)
+			return kiln_err("-E fragments, all-fragments and "
+					"--compress-hints need -z"), -1;
 		/* as erofs-utils: dedupe of uncompressed files is by chunk */
 		if (o->compr.dedupe && !o->chunkbits)
 			o->chunkbits = o->blkszbits;
@@ -390,8 +445,8 @@ static int check_compression(struct kiln_mkfs_opts *o)
 			 "steps of %u", pc, blksz, blksz, max, blksz);
 		return -1;
 	}
-	kiln_compr_finish_cfg(&o->compr, blksz);
-	return 0;
+	o->pcluster_default = pc;
+	return finish_algorithms(o, blksz);
 }
 
 static int parse_args(int argc, char **argv, struct kiln_mkfs_opts *o)
@@ -449,5 +504,6 @@ int main(int argc, char **argv)
 	free(o.exclude_regexes);
 	free(o.exclude_paths);
 	free(o.xattr_prefixes);
+	kiln_hints_free(&hints);
 	return ret ? 1 : 0;
 }

@@ -72,6 +72,8 @@ struct kiln_inode {
 					   or flat if small or if that does
 					   not pay (see datalayout) */
 	bool no_inline;			/* tail in a block (-E noinline_data) */
+	uint8_t zcfg;			/* zwriter: algorithm (kiln_zcfg) */
+	uint32_t zpclustersize;		/* zwriter: its pclusters at most */
 	bool packed_inode;		/* -E fragments: the packed inode */
 	bool frag_whole;		/* compressed: all of it a fragment */
 	uint64_t frag_off;		/* its fragment's place in the packed

@@ -114,8 +114,8 @@ static int prepare_inode(struct kiln_inode *in, const struct kiln_layout *l,
 	if (S_ISDIR(in->mode))
 		in->size = kiln_dir_size(in, l->blksz);
 	in->no_inline = o->no_inline_data && S_ISREG(in->mode);
-	/* compressed images: the zwriter's files are never chunk-based */
-	if (o->chunkbits && !o->compress && S_ISREG(in->mode) && in->size)
+	/* what the zwriter does not compress is never chunk-based */
+	if (o->chunkbits && !in->zwritten && S_ISREG(in->mode) && in->size)
 		in->datalayout = EROFS_INODE_CHUNK_BASED;
 	return choose_form(in, l, o);
 }
@@ -207,28 +207,55 @@ int kiln_layout_place_flat(const struct kiln_layout *l, uint64_t *blk)
 	return 0;
 }
 
-bool kiln_compr_needs_cfgs(const struct kiln_compr_cfg *cfg, uint32_t blksz)
+/* Bit n: algorithm n (EROFS_ALG_*) is used: sb.available_compr_algs. */
+uint16_t kiln_compr_algs(const struct kiln_mkfs_opts *o)
 {
-	return cfg && (cfg->c->alg != EROFS_ALG_LZ4 || cfg->pclustersize > blksz);
+	uint16_t algs = 0;
+
+	for (unsigned int i = 0; o->compress && i < o->nr_zcfgs; i++)
+		algs |= (uint16_t)(1u << kiln_zcfg(o, i)->c->alg);
+	return algs;
 }
 
-/* One record (le16 size + payload, 4-byte aligned) per algorithm used. */
-size_t kiln_compr_cfgs_encode(const struct kiln_compr_cfg *cfg,
-			      unsigned int blkszbits, uint8_t *out)
+bool kiln_compr_needs_cfgs(const struct kiln_mkfs_opts *o)
 {
-	uint8_t rec[64] = { 0 };
-	size_t n;
+	return o->compress && (kiln_compr_algs(o) != 1u << EROFS_ALG_LZ4 ||
+			       o->compr.pclustersize > 1u << o->blkszbits);
+}
 
-	if (!kiln_compr_needs_cfgs(cfg, 1u << blkszbits))
+/*
+ * One record (le16 size + payload, 4-byte aligned) per algorithm used, in
+ * the order of their ids. Configurations of one algorithm (-z lz4:lz4hc)
+ * differ only by level, which is no part of the record.
+ */
+size_t kiln_compr_cfgs_encode(const struct kiln_mkfs_opts *o, uint8_t *out)
+{
+	uint16_t algs = kiln_compr_algs(o);
+	size_t size = 0;
+
+	if (!kiln_compr_needs_cfgs(o))
 		return 0;
-	n = cfg->c->cfg_record(cfg, rec);
-	if (cfg->c->alg == EROFS_ALG_LZ4)	/* max_pclusterblks */
-		put_le16(rec + 2, (uint16_t)(cfg->pclustersize >> blkszbits));
-	if (out) {
-		put_le16(out, (uint16_t)n);
-		memcpy(out + 2, rec, n);
+	for (unsigned int alg = 0; algs >> alg; alg++) {
+		const struct kiln_compr_cfg *cfg = NULL;
+		uint8_t rec[64] = { 0 };
+		size_t n;
+
+		for (unsigned int i = 0; i < o->nr_zcfgs && !cfg; i++)
+			if (kiln_zcfg(o, i)->c->alg == alg)
+				cfg = kiln_zcfg(o, i);
+		if (!cfg)
+			continue;
+		n = cfg->c->cfg_record(cfg, rec);
+		if (alg == EROFS_ALG_LZ4)	/* max_pclusterblks */
+			put_le16(rec + 2, (uint16_t)(cfg->pclustersize >>
+						     o->blkszbits));
+		if (out) {
+			put_le16(out + size, (uint16_t)n);
+			memcpy(out + size + 2, rec, n);
+		}
+		size += round_up(2 + n, 4);
 	}
-	return round_up(2 + n, 4);
+	return size;
 }
 
 /*
@@ -282,13 +309,12 @@ int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
 uint64_t kiln_head_blocks(const struct kiln_mkfs_opts *o,
 			  uint64_t *prefix_pos)
 {
-	const struct kiln_compr_cfg *cfg = o->compress ? &o->compr : NULL;
 	uint32_t blksz = 1u << o->blkszbits;
 	struct meta_alloc a;
 	uint64_t n;
 
 	meta_alloc_init(&a, blksz, EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE +
-			kiln_compr_cfgs_encode(cfg, o->blkszbits, NULL));
+			kiln_compr_cfgs_encode(o, NULL));
 	if (o->nr_xattr_prefixes) {	/* 32-byte aligned: a 4-byte unit */
 		uint64_t pos = meta_alloc_contiguous(&a,
 			kiln_xattr_prefixes_encode(o->xattr_prefixes,

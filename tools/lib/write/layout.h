@@ -37,9 +37,9 @@ uint64_t kiln_head_blocks(const struct kiln_mkfs_opts *o,
 /* Gives flat data its blocks from *blk on; *blk ends after them. */
 int kiln_layout_place_flat(const struct kiln_layout *l, uint64_t *blk);
 /* Superblock extension: the compression configuration records. */
-size_t kiln_compr_cfgs_encode(const struct kiln_compr_cfg *cfg,
-			      unsigned int blkszbits, uint8_t *out);
-bool kiln_compr_needs_cfgs(const struct kiln_compr_cfg *cfg, uint32_t blksz);
+size_t kiln_compr_cfgs_encode(const struct kiln_mkfs_opts *o, uint8_t *out);
+bool kiln_compr_needs_cfgs(const struct kiln_mkfs_opts *o);
+uint16_t kiln_compr_algs(const struct kiln_mkfs_opts *o);
 void kiln_layout_free(struct kiln_layout *l);
 uint32_t kiln_inode_isize(const struct kiln_inode *in);
 

@@ -91,7 +91,7 @@ static int build(const struct kiln_mkfs_opts *o, struct kiln_target *t)
 	if (kiln_wq_start(&wq, o->workers,
 			  o->compress ? kiln_zw_worker_init : NULL,
 			  o->compress ? kiln_zw_worker_exit : NULL,
-			  (void *)&o->compr))
+			  (void *)o))
 		return -1;
 	/* no old superblock may survive: wiped before the first write */
 	ret = kiln_target_prepare(t, kiln_head_blocks(o, NULL) <<

@@ -158,6 +158,23 @@ bool kiln_excluded(const struct kiln_mkfs_opts *o, const char *relpath)
 	return false;
 }
 
+const char *kiln_inode_relpath(const struct kiln_mkfs_opts *o,
+			       const struct kiln_inode *in)
+{
+	const char *p = in->srcpath;
+	size_t len;
+
+	if (!o->tar) {	/* the scan's paths: the source, '/', the rest */
+		len = strlen(o->source);
+		while (len > 1 && o->source[len - 1] == '/')
+			len--;
+		p = strlen(p) > len ? p + len + 1 : "";
+	}
+	while (*p == '/')
+		p++;
+	return p;
+}
+
 static bool excluded(const struct scan *s, const char *path)
 {
 	return kiln_excluded(s->o, path + s->srclen + 1);

@@ -53,6 +53,9 @@ void kiln_image_ids(const struct kiln_mkfs_opts *o, uint64_t src_uid,
 		    uint64_t src_gid, uint64_t *uid, uint64_t *gid);
 /* --exclude-path / --exclude-regex: relpath (from the source) left out. */
 bool kiln_excluded(const struct kiln_mkfs_opts *o, const char *relpath);
+/* Its first path, relative to the source, without a leading '/'. */
+const char *kiln_inode_relpath(const struct kiln_mkfs_opts *o,
+			       const struct kiln_inode *in);
 /* Sorts a directory's entries in EROFS order (bytewise, shorter first). */
 void kiln_dentries_sort(struct kiln_dentry *d, uint32_t n);
 

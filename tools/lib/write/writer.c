@@ -17,6 +17,8 @@
 #include <unistd.h>
 #include "chunked.h"
 #include "dir.h"
+#include "hints.h"
+#include "tree.h"
 #include "flat.h"
 #include "records.h"
 #include "writeback.h"
@@ -44,6 +46,7 @@ struct kiln_writer {
 	struct kiln_workqueue *wq;	/* reads, compresses, copies */
 	struct kiln_writeback wb;	/* of all data, flat and compressed */
 	uint64_t end_blk;		/* first block after all data */
+	bool chunked;			/* a file is chunk-based */
 };
 
 /* Symlinks and directories: in memory already, written in place. */
@@ -127,18 +130,18 @@ static void derive_uuid(const uint64_t h[2], uint8_t uuid[16])
 }
 
 static void set_compression(struct erofs_super_block *sb, uint8_t *meta,
-			    const struct kiln_mkfs_opts *o, unsigned int blkszbits)
+			    const struct kiln_mkfs_opts *o)
 {
 	if (!o->compress)
 		return;
 	sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_ZERO_PADDING;
 	if (o->compr.tailpacking)
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_ZTAILPACKING;
-	if (kiln_compr_needs_cfgs(&o->compr, 1u << blkszbits)) {
+	if (kiln_compr_needs_cfgs(o)) {
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_COMPR_CFGS;
-		sb->u1 = (uint16_t)(1u << o->compr.c->alg);
-		kiln_compr_cfgs_encode(&o->compr, blkszbits,
-				       meta + EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE);
+		sb->u1 = kiln_compr_algs(o);
+		kiln_compr_cfgs_encode(o, meta + EROFS_SUPER_OFFSET +
+					  EROFS_SUPER_SIZE);
 	} else {
 		sb->u1 = 65535;		/* lz4_max_distance */
 	}
@@ -172,14 +175,14 @@ static int fill_superblock(struct kiln_writer *w, const struct kiln_tree *t,
 	}
 	if (o->compress && o->compr.dedupe)	/* the same bit: "dedupe" */
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_FRAGMENTS;
-	if (o->chunkbits && !o->compress)
+	if (w->chunked)
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_CHUNKED_FILE;
 	if (o->nr_xattr_prefixes) {
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES;
 		sb->xattr_prefix_count = (uint8_t)o->nr_xattr_prefixes;
 		sb->xattr_prefix_start = (uint32_t)(w->prefix_pos / 4);
 	}
-	set_compression(sb, w->head, o, l->blkszbits);
+	set_compression(sb, w->head, o);
 	if (o->uuid_mode == KILN_UUID_GIVEN)
 		memcpy(sb->uuid, o->uuid, 16);
 	else if (o->uuid_mode == KILN_UUID_RANDOM &&
@@ -259,13 +262,15 @@ static int write_chunked(struct kiln_writer *w)
 	struct kiln_chunked c;
 	int ret = 0;
 
-	if (!w->o->chunkbits || w->o->compress)
+	if (!w->o->chunkbits)
 		return 0;
 	kiln_chunked_init(&c, w->fd, w->image, w->o, &w->wb, w->end_blk);
 	c.zero_fill = w->flat.zero_fill;
 	for (uint32_t i = 0; i < l->nr && !ret; i++)
-		if (l->order[i]->datalayout == EROFS_INODE_CHUNK_BASED)
+		if (l->order[i]->datalayout == EROFS_INODE_CHUNK_BASED) {
 			ret = kiln_chunked_write(&c, l->order[i], &w->recs);
+			w->chunked = true;
+		}
 	w->end_blk = c.next_blk;
 	kiln_chunked_free(&c);
 	return ret;
@@ -340,7 +345,7 @@ struct kiln_writer *kiln_writer_start(int fd, const char *image,
 	kiln_writeback_start(&w->wb, fd);
 	kiln_records_init(&w->recs, 1u << o->blkszbits);
 	if (o->compress)
-		w->zw = kiln_zw_start(&o->compr, wq, &w->wb, fd, image,
+		w->zw = kiln_zw_start(o, wq, &w->wb, fd, image,
 				      o->blkszbits, w->head_blocks, &w->recs);
 	return w;
 }
@@ -349,8 +354,19 @@ int kiln_writer_visit(void *ctx, struct kiln_inode *in)
 {
 	struct kiln_writer *w = ctx;
 
+	const struct kiln_hint *h;
+
 	if (!w->zw || !S_ISREG(in->mode) || !in->size || in->zwritten)
 		return 0;
+	in->zcfg = 0;
+	in->zpclustersize = w->o->pcluster_default;
+	if (w->o->hints && (h = kiln_hints_match(w->o->hints,
+					kiln_inode_relpath(w->o, in)))) {
+		if (!h->pclustersize)	/* flat, or chunk-based */
+			return 0;
+		in->zcfg = (uint8_t)h->zcfg;
+		in->zpclustersize = h->pclustersize;
+	}
 	in->zwritten = true;
 	/* the zwriter decides tails now, before the layout would set it */
 	in->no_inline = w->o->no_inline_data;
@@ -369,6 +385,7 @@ static int add_packed(struct kiln_writer *w, struct kiln_inode *p)
 	if (ret || !p->size)
 		return ret;
 	p->extended |= p->size > UINT32_MAX;
+	p->zpclustersize = w->o->pcluster_default;
 	p->zwritten = true;
 	p->no_inline = w->o->no_inline_data;
 	return kiln_zw_add(w->zw, p, kiln_inode_base_min(w->o),
@@ -389,7 +406,8 @@ static int finish_zdata(struct kiln_writer *w)
 	w->zw = NULL;
 	for (uint32_t i = 0; i < l->nr && !ret; i++)
 		if (l->order[i]->zwritten)
-			ret = kiln_zinode_finish(l->order[i], &w->o->compr,
+			ret = kiln_zinode_finish(l->order[i],
+						 kiln_zcfg(w->o, l->order[i]->zcfg),
 						 l->blkszbits);
 	return ret;
 }

@@ -43,7 +43,8 @@ struct zfile {
 };
 
 struct kiln_zwriter {
-	const struct kiln_compr_cfg *cfg;
+	const struct kiln_mkfs_opts *o;
+	const struct kiln_compr_cfg *cfg;	/* the first: for all options */
 	struct kiln_workqueue *wq;
 	int fd;
 	const char *image;
@@ -143,15 +144,17 @@ static long arena_take(struct kiln_zwriter *zw, size_t n)
 	return n <= lo ? 0 : -1;
 }
 
-struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
+struct kiln_zwriter *kiln_zw_start(const struct kiln_mkfs_opts *o,
 				   struct kiln_workqueue *wq,
 				   struct kiln_writeback *wb, int fd,
 				   const char *image, unsigned int blkszbits,
 				   uint64_t first_blk, struct kiln_records *recs)
 {
 	struct kiln_zwriter *zw = xcalloc(1, sizeof(*zw));
+	const struct kiln_compr_cfg *cfg = &o->compr;
 	unsigned int workers = wq->nr_threads;
 
+	zw->o = o;
 	zw->cfg = cfg;
 	zw->wq = wq;
 	zw->wb = wb;
@@ -577,7 +580,8 @@ static void grow_arena(struct kiln_zwriter *zw, uint64_t segsize)
 static void zbase_range(const struct kiln_zwriter *zw, struct kiln_inode *in,
 			uint32_t base_min)
 {
-	struct kiln_zmap_fmt fmt = kiln_zfmt(zw->cfg, zw->blkszbits, 0);
+	struct kiln_zmap_fmt fmt = kiln_zfmt(kiln_zcfg(zw->o, in->zcfg),
+					     zw->blkszbits, 0);
 	uint64_t most = 0, least = UINT64_MAX, lo, hi;
 
 	for (fmt.ebase_mod32 = 0; fmt.ebase_mod32 < 32; fmt.ebase_mod32 += 8) {
@@ -610,7 +614,9 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in,
 	in->base_max = base_max;
 	zbase_range(zw, in, base_min);
 	f->in = in;
-	f->frag = zw->cfg->fragments && !in->packed_inode;
+	/* the packed inode is the first algorithm's: a file given another
+	   by a hint keeps it for all of its data */
+	f->frag = zw->cfg->fragments && !in->packed_inode && !in->zcfg;
 	/*
 	 * A file of one block or less cannot save a block by compression,
 	 * but as a fragment it is compressed with the others.
@@ -640,6 +646,8 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in,
 		s->f = f;
 		s->inode = in;
 		s->blksz = zw->blksz;
+		s->zcfg = in->zcfg;
+		s->pclustersize = in->zpclustersize;
 		s->start = off;
 		s->arena_off = (size_t)at;
 		s->arena_len = need;

@@ -20,14 +20,19 @@
 
 struct kiln_zwriter;
 
-/* wb (may be NULL) counts the compressed data written, for writeback. */
-struct kiln_zwriter *kiln_zw_start(const struct kiln_compr_cfg *cfg,
+/*
+ * o: the compression settings (o->compr and the other -z algorithms).
+ * wb (may be NULL) counts the compressed data written, for writeback.
+ */
+struct kiln_mkfs_opts;
+struct kiln_zwriter *kiln_zw_start(const struct kiln_mkfs_opts *o,
 				   struct kiln_workqueue *wq,
 				   struct kiln_writeback *wb, int fd,
 				   const char *image, unsigned int blkszbits,
 				   uint64_t first_blk, struct kiln_records *recs);
 /*
- * Queues a file; its record is staged in recs once all of it is done, at
+ * Queues a file, to be compressed with kiln_zcfg(o, in->zcfg) in
+ * pclusters of at most in->zpclustersize; its record is staged in recs once all of it is done, at
  * its largest. Decisions (inline tails, flat or not) hold for any inode
  * and xattr size from base_min to base_max, so they can be made before the
  * epoch and xattr sharing are known.

@@ -24,6 +24,8 @@ struct zseg {
 	struct zfile *f;		/* the writer's per-file state */
 	const struct kiln_inode *inode;
 	uint32_t blksz;
+	uint32_t pclustersize;		/* the file's (--compress-hints) */
+	uint8_t zcfg;			/* and its algorithm (kiln_zcfg) */
 	uint64_t start;			/* segment offset in the file */
 	size_t arena_off, arena_len;	/* where in, out and ext live */
 	uint8_t *in, *out;
@@ -44,8 +46,12 @@ struct zseg {
 	bool read_failed;
 };
 
-/* The workers' compressor contexts (the queue's init_worker/exit_worker). */
-void *kiln_zw_worker_init(void *cfg);
+/*
+ * The workers' compressor contexts (the queue's init_worker/exit_worker):
+ * arg is the kiln_mkfs_opts; one context per algorithm, made when first
+ * needed.
+ */
+void *kiln_zw_worker_init(void *arg);
 void kiln_zw_worker_exit(void *ctx);
 /* A job: reads and compresses its segment and the rest of its batch. */
 void kiln_zseg_run(struct kiln_job *job, void *worker_ctx);

@@ -5,14 +5,17 @@
 #include <unistd.h>
 #include "common/profile.h"
 #include "common/util.h"
+#include "kiln.h"
 #include "source.h"
 #include "zdata.h"
 #include "zseg.h"
 
 struct zworker {
-	const struct kiln_compr_cfg *cfg;
-	void *cctx;
-	uint8_t *scratch;
+	const struct kiln_mkfs_opts *o;
+	void *cctx[KILN_MAX_ZCFGS];	/* made when first needed */
+	const struct kiln_compr_cfg *cfg;	/* the segment's, and */
+	void *ctx;				/* its context */
+	uint8_t *scratch;		/* for search-based fitting */
 	size_t scratchcap;
 	double ratio;			/* input/output of the last fit */
 	size_t extmax;			/* input of one extent, at most */
@@ -25,23 +28,14 @@ struct zworker {
 
 void *kiln_zw_worker_init(void *arg)
 {
-	const struct kiln_compr_cfg *cfg = arg;
+	const struct kiln_mkfs_opts *o = arg;
 	struct zworker *w = calloc(1, sizeof(*w));
 
 	if (!w)
 		return NULL;
-	w->cfg = cfg;
-	w->cctx = cfg->c->create(cfg);
-	w->extmax = (size_t)kiln_zw_extent_max(cfg);
+	w->o = o;
+	w->extmax = (size_t)kiln_zw_extent_max(&o->compr);
 	w->scratchcap = kiln_zw_segment_max() * 2 + 65536;
-	w->scratch = cfg->c->compress ? malloc(w->scratchcap) : NULL;
-	if (!w->cctx || (cfg->c->compress && !w->scratch)) {
-		if (w->cctx)
-			cfg->c->destroy(w->cctx);
-		free(w->scratch);
-		free(w);
-		return NULL;
-	}
 	return w;
 }
 
@@ -49,9 +43,26 @@ void kiln_zw_worker_exit(void *p)
 {
 	struct zworker *w = p;
 
-	w->cfg->c->destroy(w->cctx);
+	for (unsigned int i = 0; i < KILN_MAX_ZCFGS; i++)
+		if (w->cctx[i])
+			kiln_zcfg(w->o, i)->c->destroy(w->cctx[i]);
 	free(w->scratch);
 	free(w);
+}
+
+/* Selects the segment's algorithm: -1 if its context cannot be made. */
+static int use_cfg(struct zworker *w, unsigned int i)
+{
+	const struct kiln_compr_cfg *cfg = kiln_zcfg(w->o, i);
+
+	if (!w->cctx[i] && !(w->cctx[i] = cfg->c->create(cfg)))
+		return -1;
+	if (cfg->c->compress && !w->scratch &&
+	    !(w->scratch = malloc(w->scratchcap)))
+		return -1;
+	w->cfg = cfg;
+	w->ctx = w->cctx[i];
+	return 0;
 }
 
 static void push_ext(struct zseg *s, uint32_t len, uint16_t nblocks,
@@ -76,9 +87,9 @@ static long fit(struct zworker *w, const uint8_t *src, size_t *len,
 	const struct kiln_compressor *c = w->cfg->c;
 
 	if (c->compress_destsize)
-		return c->compress_destsize(w->cctx, src, len, dst, cap,
+		return c->compress_destsize(w->ctx, src, len, dst, cap,
 					    &w->ratio);
-	return kiln_fit_by_search(c, w->cctx, src, len, dst, cap, w->scratch,
+	return kiln_fit_by_search(c, w->ctx, src, len, dst, cap, w->scratch,
 				  w->scratchcap, &w->ratio);
 }
 
@@ -127,19 +138,19 @@ static bool try_inline(struct zseg *s, struct zworker *w, const uint8_t *src,
  * scratch); if not, the real fit does (is_fragment: n bytes for its take
  * of the rem left).
  */
-static bool fragment_fits(const struct zworker *w, const uint8_t *src,
-			  size_t rem, uint8_t *dst)
+static bool fragment_fits(const struct zseg *s, const struct zworker *w,
+			  const uint8_t *src, size_t rem, uint8_t *dst)
 {
-	uint32_t pc = w->cfg->pclustersize;
+	uint32_t pc = s->pclustersize;
 
 	return rem <= pc ||
 	       (rem <= w->extmax && kiln_compr_quick_fits(src, rem, pc, dst));
 }
 
-static bool is_fragment(const struct zseg *s, const struct zworker *w,
-			size_t rem, size_t take, long n)
+static bool is_fragment(const struct zseg *s, size_t rem, size_t take,
+			long n)
 {
-	return n > 0 && take == rem && (size_t)n < w->cfg->pclustersize &&
+	return n > 0 && take == rem && (size_t)n < s->pclustersize &&
 	       round_up((uint64_t)n, s->blksz) < take;
 }
 
@@ -202,11 +213,11 @@ static void compress_segment(struct zseg *s, struct zworker *w)
 	uint64_t isize = s->inode->size, lastlc = (isize - 1) / blksz;
 	bool lastseg = s->start + s->inlen == isize;
 	bool fragseg = s->frag && lastseg;
-	bool tailseg = w && w->cfg->tailpacking && !s->frag && lastseg;
+	bool tailseg = w && w->o->compr.tailpacking && !s->frag && lastseg;
 	size_t pos = 0;
 	uint64_t t0;
 
-	if (!w) {
+	if (!w || (!s->flat && use_cfg(w, s->zcfg))) {
 		s->error = ENOMEM;
 		return;
 	}
@@ -216,7 +227,7 @@ static void compress_segment(struct zseg *s, struct zworker *w)
 	t0 = kiln_prof_add(KILN_PROF_READ, t0);
 	if (s->flat)	/* stored flat: zdata.c takes it from s->in */
 		return;
-	if (s->frag && w->cfg->all_fragments) {	/* all of it, as it is */
+	if (s->frag && w->o->compr.all_fragments) {	/* all of it, as it is */
 		add_fragment(s, s->inlen);
 		return;
 	}
@@ -228,7 +239,7 @@ static void compress_segment(struct zseg *s, struct zworker *w)
 		long n = 0;
 		bool last = (s->start + pos) / blksz == lastlc;
 
-		if (fragseg && fragment_fits(w, s->in + pos, rem, dst)) {
+		if (fragseg && fragment_fits(s, w, s->in + pos, rem, dst)) {
 			add_fragment(s, rem);
 			break;
 		}
@@ -240,12 +251,12 @@ static void compress_segment(struct zseg *s, struct zworker *w)
 		    try_inline(s, w, s->in + pos, rem, dst))
 			break;
 		if (rem > blksz && !last) {
-			n = fit(w, s->in + pos, &take, dst, w->cfg->pclustersize);
+			n = fit(w, s->in + pos, &take, dst, s->pclustersize);
 			if (n < 0) {
 				s->error = EIO;
 				return;
 			}
-			if (fragseg && is_fragment(s, w, rem, take, n)) {
+			if (fragseg && is_fragment(s, rem, take, n)) {
 				add_fragment(s, rem);
 				break;
 			}

@@ -1,0 +1,97 @@
+# -z A:B and --compress-hints: a file whose path matches a hint gets that
+# hint's pcluster size and algorithm, or is left uncompressed. Each image
+# is mounted by the running kernel and compared with its source, extracted
+# by fsck.erofs, and must not depend on --workers; which algorithm a file
+# got is read from its map header, its pcluster sizes by Debian's dump.
+
+hinttree() {
+	mkdir -p "$1/a"
+	seq 1 200000 > "$1/a/x.txt"
+	seq 5 300000 > "$1/y.log"
+	cp "$1/y.log" "$1/a/z.dat"
+	seq 7 100000 > "$1/r.bin"	# compresses well: only the hint keeps it flat
+	seq 1 1000 > "$1/small.txt"
+	printf '# text goes to the second algorithm\n65536 1 \\.txt$\n' > "$2"
+	printf '0 \\.bin$\n\n16384\t^a/z\\.dat$\n' >> "$2"
+}
+
+# hint_alg IMG PATH: the algorithm id in PATH's map header (lz4 0, lzma 1,
+# deflate 2, zstd 3), found by the nid our dump gives.
+hint_alg() {
+	local nid
+	nid=$(dump --path="$2" "$1" | sed -n 's/^NID: \([0-9]*\).*/\1/p')
+	python3 - "$1" "$nid" <<-'EOF'
+	import sys
+	sys.path.insert(0, "tests/lib")
+	from erofsimg import Image
+	im = Image(open(sys.argv[1], "rb").read())
+	ino = im.inode(int(sys.argv[2]))
+	assert ino["layout"] in (1, 3), "not compressed: %d" % ino["layout"]
+	print(im.b[((ino["tail"] + 7) & ~7) + 6] & 15)
+	EOF
+}
+
+test_hints_roundtrip() {
+	need_root
+	hinttree "$T/src" "$T/hints"
+	local opts alg
+	while read -r alg opts; do
+		# shellcheck disable=SC2086
+		mkfs $opts --compress-hints="$T/hints" --workers=1 "$T/w1" "$T/src"
+		# shellcheck disable=SC2086
+		mkfs $opts --compress-hints="$T/hints" --workers=3 "$T/w3" "$T/src"
+		cmp "$T/w1" "$T/w3" || fail "$opts: differs by workers"
+		mount_erofs "$T/w1" "$T/m"
+		$TREECMP "$T/src" "$T/m" || fail "$opts: mount differs"
+		umount "$T/m"
+		extract_cmp "$T/w1" "$T/src"
+		[ "$(hint_alg "$T/w1" /a/x.txt)" = "$alg" ] ||
+			fail "$opts: x.txt not in algorithm $alg"
+		[ "$(hint_alg "$T/w1" /y.log)" = 0 ] ||
+			fail "$opts: y.log not in the first algorithm"
+		dump --path=/r.bin "$T/w1" > "$T/r"
+		assert_grep "Layout: [024] " "$T/r"
+	done <<-'OPTS'
+	1 -zlz4hc,9:lzma,6 -C32768
+	1 -zlz4hc:lzma -C32768 -Eztailpacking
+	1 -zlz4hc:lzma -C32768 -Efragments
+	1 -zlz4hc:lzma -C32768 -Elegacy-compress
+	3 -zlz4:zstd,5 -C16384 --chunksize=4096
+	2 -b 1024 -zlz4hc -zdeflate -C4096
+	OPTS
+}
+
+# The pclusters each file got, as Debian's dump.erofs 1.5 lists them: z.dat
+# at most 16 KiB (its hint), y.log up to 32 KiB (-C), and a hint larger
+# than -C raises the image's limit.
+test_hints_pclusters() {
+	need_root
+	hinttree "$T/src" "$T/hints"
+	printf '65536 \\.txt$\n16384 ^a/z\\.dat$\n0 \\.bin$\n' > "$T/lz4hints"
+	mkfs -zlz4hc -C32768 --compress-hints="$T/lz4hints" "$T/img" "$T/src"
+	maxplen() { oracle_dump --path="$1" -e "$T/img" |
+		awk -F'|' '/^ *[0-9]+:/ { if ($3 + 0 > m) m = $3 + 0 } END { print m }'; }
+	[ "$(maxplen /a/z.dat)" = 16384 ] || fail "z.dat: $(maxplen /a/z.dat)"
+	[ "$(maxplen /y.log)" = 32768 ] || fail "y.log: $(maxplen /y.log)"
+	[ "$(maxplen /a/x.txt)" = 65536 ] || fail "x.txt: $(maxplen /a/x.txt)"
+	oracle_fsck --extract="$T/x" "$T/img" > /dev/null 2>&1 ||
+		fail "1.5 fsck --extract"
+	$TREECMP "$T/src" "$T/x" || fail "1.5 extraction differs"
+}
+
+test_hints_bad() {
+	mkdir -p "$T/src"
+	bad_hints() {
+		printf '%s\n' "$1" > "$T/h"
+		expect_error "$2" "$T/img" "$BIN/mkfs.erofs" -zlz4hc:lzma \
+			--compress-hints="$T/h" "$T/img" "$T/src"
+	}
+	bad_hints "5000 x" "h:1: pcluster size is not 0 or a multiple"
+	bad_hints "4096 2 x" "h:1: no such algorithm in -z: '2'"
+	bad_hints "4096 (" "h:1: bad regular expression '('"
+	bad_hints "8192" "h:1: no regex in '8192'"
+	expect_error "nothere: No such file" "$T/img" "$BIN/mkfs.erofs" -zlz4 \
+		--compress-hints="$T/nothere" "$T/img" "$T/src"
+	expect_error "--compress-hints need -z" "$T/img" "$BIN/mkfs.erofs" \
+		--compress-hints="$T/h" "$T/img" "$T/src"
+}
