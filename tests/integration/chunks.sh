@@ -131,3 +131,30 @@ test_chunks_bad_options() {
 	expect_error "invalid chunk size" "$T/img" "$BIN/mkfs.erofs" \
 		--chunksize=x "$T/img" "$T/src"
 }
+
+# With -z, a file compression does not pay for is chunk-based (as
+# erofs-utils makes it): a copy of incompressible data, in one segment or
+# several, costs no block; text is still compressed.
+test_chunks_compressed() {
+	need_root
+	mkdir -p "$T/one" "$T/two"
+	head -c 300000 /dev/urandom > "$T/one/r"
+	head -c 20000000 /dev/urandom > "$T/one/big"
+	seq 1 100000 > "$T/one/t"
+	cp "$T/one/"* "$T/two/"
+	cp "$T/one/r" "$T/two/r2"
+	cp "$T/one/big" "$T/two/big2"
+	mkfs -zlz4hc --chunksize=4096 "$T/one.img" "$T/one"
+	mkfs -zlz4hc --chunksize=4096 --workers=1 "$T/two.img" "$T/two"
+	mkfs -zlz4hc --chunksize=4096 --workers=3 "$T/two3.img" "$T/two"
+	cmp "$T/two.img" "$T/two3.img" || fail "differs by workers"
+	[ $(($(stat -c %s "$T/two.img") - $(stat -c %s "$T/one.img"))) -le 4096 ] ||
+		fail "copies took blocks: $(stat -c %s "$T/one.img" "$T/two.img")"
+	dump --path=/big2 "$T/two.img" > "$T/d"
+	assert_grep "Layout: 4 " "$T/d"
+	dump --path=/t "$T/two.img" > "$T/d"
+	assert_grep "Layout: 3 " "$T/d"
+	mount_erofs "$T/two.img" "$T/m"
+	$TREECMP "$T/two" "$T/m" || fail "mount differs"
+	extract_cmp "$T/two.img" "$T/two"
+}

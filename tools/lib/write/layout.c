@@ -114,8 +114,12 @@ static int prepare_inode(struct kiln_inode *in, const struct kiln_layout *l,
 	if (S_ISDIR(in->mode))
 		in->size = kiln_dir_size(in, l->blksz);
 	in->no_inline = o->no_inline_data && S_ISREG(in->mode);
-	/* what the zwriter does not compress is never chunk-based */
-	if (o->chunkbits && !in->zwritten && S_ISREG(in->mode) && in->size)
+	/*
+	 * What the zwriter does not compress, if it fills a block: a file
+	 * under one has no block to share and costs none inline.
+	 */
+	if (o->chunkbits && !in->zwritten && S_ISREG(in->mode) &&
+	    in->size >= l->blksz)
 		in->datalayout = EROFS_INODE_CHUNK_BASED;
 	return choose_form(in, l, o);
 }

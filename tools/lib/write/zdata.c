@@ -351,6 +351,18 @@ static bool flat_pays(const struct kiln_zwriter *zw, const struct zfile *f,
 	return fbytes <= zbytes;
 }
 
+/*
+ * --chunksize: a file of a block or more that compression does not pay
+ * for is chunk-based instead of flat, so its chunks can be shared (as
+ * erofs-utils does); chunked.c writes it after all compressed data.
+ */
+static bool to_chunks(const struct kiln_zwriter *zw, const struct zfile *f,
+		      uint64_t flat, uint32_t tail)
+{
+	return zw->o->chunkbits && f->in->size >= zw->blksz && !f->has_frag &&
+	       (f->flat || flat_pays(zw, f, flat, tail));
+}
+
 static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 {
 	struct kiln_inode *in = f->in;
@@ -362,8 +374,12 @@ static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 		uint32_t tail;
 		uint64_t flat = flat_blocks(in, zw->blksz, &tail);
 
-		if (f->raw && !f->has_frag &&
-		    (f->flat || flat_pays(zw, f, flat, tail))) {
+		if (to_chunks(zw, f, flat, tail)) {
+			zw->next_blk -= f->wblocks;	/* the last written */
+			in->zwritten = false;
+			in->datalayout = EROFS_INODE_CHUNK_BASED;
+		} else if (f->raw && !f->has_frag &&
+			   (f->flat || flat_pays(zw, f, flat, tail))) {
 			ret = store_flat(zw, f, flat, tail);
 		} else {
 			place_zinode(zw, f);
