@@ -45,6 +45,12 @@ struct kiln_mkfs_opts {
 	unsigned int nr_zcfgs;		/* compr and the compr_alt used */
 	const char *compress_hints;	/* --compress-hints=FILE */
 	const struct kiln_hints *hints;	/* its hints, loaded (write/hints.h) */
+	/* Android: --mount-point (no '/' around it), --fs-config-file (its
+	 * entries loaded: write/fsconfig.h), --file-contexts, --block-list-file */
+	const char *mount_point;
+	const struct kiln_fsconfig *fsconfig;
+	const char *file_contexts;
+	const char *block_list_file;
 	uint32_t pcluster_default;	/* -C: a file's pclusters unless a
 					   hint says (compr's: the largest) */
 	unsigned int workers;		/* compression threads */

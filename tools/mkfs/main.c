@@ -12,6 +12,7 @@
 #include "kiln.h"
 #include "common/util.h"
 #include "common/workqueue.h"
+#include "write/fsconfig.h"
 #include "write/hints.h"
 
 enum {
@@ -19,7 +20,8 @@ enum {
 	OPT_EXCLUDE_REGEX, OPT_QUIET, OPT_HELP, OPT_VERSION, OPT_WORKERS,
 	OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_IGNORE_MTIME, OPT_TAR,
 	OPT_AUFS, OPT_OVLFS_STRIP, OPT_XATTR_PREFIX, OPT_CHUNKSIZE,
-	OPT_COMPRESS_HINTS,
+	OPT_COMPRESS_HINTS, OPT_MOUNT_POINT, OPT_FS_CONFIG, OPT_PRODUCT_OUT,
+	OPT_FILE_CONTEXTS, OPT_BLOCK_LIST,
 };
 
 static const struct option long_opts[] = {
@@ -39,6 +41,11 @@ static const struct option long_opts[] = {
 	{ "xattr-prefix", required_argument, NULL, OPT_XATTR_PREFIX },
 	{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
 	{ "compress-hints", required_argument, NULL, OPT_COMPRESS_HINTS },
+	{ "mount-point", required_argument, NULL, OPT_MOUNT_POINT },
+	{ "fs-config-file", required_argument, NULL, OPT_FS_CONFIG },
+	{ "product-out", required_argument, NULL, OPT_PRODUCT_OUT },
+	{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
+	{ "block-list-file", required_argument, NULL, OPT_BLOCK_LIST },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ 0 }
@@ -106,6 +113,14 @@ static void usage(FILE *f)
 "  --aufs               with --tar=f: .wh.NAME entries become overlayfs\n"
 "                       whiteouts, .wh..wh..opq an opaque directory\n"
 "  --ovlfs-strip[=0|1]  leave out whiteouts and opaque marks\n"
+"  --mount-point=DIR    Android: where the image is mounted (\"system\"):\n"
+"                       the prefix of paths in the files below\n"
+"  --fs-config-file=F   Android's canned fs_config: owner, mode and\n"
+"                       capabilities of every path\n"
+"  --product-out=DIR    accepted (the canned file already says all)\n"
+"  --file-contexts=F    SELinux labels (text file_contexts) into\n"
+"                       security.selinux\n"
+"  --block-list-file=F  Android: the blocks of every file, one line each\n"
 "  --exclude-path=PATH  leave out PATH (relative to SOURCE_DIR)\n"
 "  --exclude-regex=RE   leave out paths matching the extended regex RE\n"
 "  --quiet              print errors only\n"
@@ -157,6 +172,8 @@ static char *strip_slashes(char *p)
 		p[--n] = '\0';
 	return p;
 }
+
+static const char *fs_config_file;	/* --fs-config-file */
 
 static int bad(const char *what, const char *arg)
 {
@@ -342,6 +359,20 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 	case OPT_AUFS:
 		o->aufs = true;
 		return 0;
+	case OPT_MOUNT_POINT:
+		o->mount_point = strip_slashes(arg);
+		return 0;
+	case OPT_FS_CONFIG:
+		fs_config_file = arg;
+		return 0;
+	case OPT_PRODUCT_OUT:
+		return 0;
+	case OPT_FILE_CONTEXTS:
+		o->file_contexts = arg;
+		return 0;
+	case OPT_BLOCK_LIST:
+		o->block_list_file = arg;
+		return 0;
 	case OPT_COMPRESS_HINTS:
 		o->compress_hints = arg;
 		return 0;
@@ -380,6 +411,29 @@ static int source_date_epoch(struct kiln_mkfs_opts *o)
  * largest. The others take the first's -E options.
  */
 static struct kiln_hints hints;	/* --compress-hints, for kiln_mkfs */
+static struct kiln_fsconfig fsconfig;
+
+/*
+ * erofs-utils takes owners and modes from Android's built-in table when
+ * there is a mount point and no canned file; Kiln carries no such table.
+ */
+static int load_android(struct kiln_mkfs_opts *o)
+{
+	if (o->mount_point && !*o->mount_point)
+		o->mount_point = NULL;	/* "/" */
+	if (!fs_config_file) {
+		if (!o->mount_point)
+			return 0;
+		kiln_err("--mount-point without --fs-config-file: Android's "
+			 "built-in fs_config table is not in Kiln; give the "
+			 "canned file (META/filesystem_config.txt)");
+		return -1;
+	}
+	if (kiln_fsconfig_load(&fsconfig, fs_config_file, o->mount_point))
+		return -1;
+	o->fsconfig = &fsconfig;
+	return 0;
+}
 
 static int finish_algorithms(struct kiln_mkfs_opts *o, uint32_t blksz)
 {
@@ -483,7 +537,8 @@ static int parse_args(int argc, char **argv, struct kiln_mkfs_opts *o)
 	}
 	o->image = argv[optind];
 	o->source = argc - optind == 2 ? argv[optind + 1] : NULL;
-	return check_compression(o) ? -1 : source_date_epoch(o);
+	return check_compression(o) || load_android(o) ? -1 :
+	       source_date_epoch(o);
 }
 
 int main(int argc, char **argv)
@@ -505,5 +560,6 @@ int main(int argc, char **argv)
 	free(o.exclude_paths);
 	free(o.xattr_prefixes);
 	kiln_hints_free(&hints);
+	kiln_fsconfig_free(&fsconfig);
 	return ret ? 1 : 0;
 }

@@ -15,6 +15,7 @@
 #include "tarscan.h"
 #include "tree.h"
 #include "xattr.h"
+#include "fsconfig.h"
 
 #define OVL_OPAQUE "trusted.overlay.opaque"
 #define OVL_ORIGIN "trusted.overlay.origin"
@@ -133,7 +134,11 @@ struct kiln_inode *tar_inode_new(struct tarscan *ts, const char *path,
 {
 	const struct kiln_mkfs_opts *o = ts->o;
 	struct kiln_inode *in;
+	uint64_t caps = 0;
 
+	if (o->fsconfig && kiln_fsconfig_apply(o->fsconfig, path, &mode, &uid,
+					       &gid, &caps))
+		return NULL;
 	kiln_image_ids(o, uid, gid, &uid, &gid);
 	if (uid > UINT32_MAX || gid > UINT32_MAX) {
 		tar_err(ts, path, "uid or gid (plus any offset) is over 32 bits");
@@ -148,6 +153,8 @@ struct kiln_inode *tar_inode_new(struct tarscan *ts, const char *path,
 	in->nlink = 1;
 	in->srcpath = xstrdup(*path ? path : "/");
 	kiln_tree_add(ts->tree, in);
+	if (o->xattr_tolerance >= 0 && kiln_fsconfig_caps_xattr(in, caps))
+		return NULL;
 	return in;
 }
 
@@ -205,7 +212,7 @@ struct kiln_inode *tar_root(struct tarscan *ts, int64_t mtime,
 /*
  * The directory holding path's last component (*base), walking down from
  * the root. With make, directories the tar never named are made (0755,
- * root's, with the entry's time; named by their own name in messages);
+ * root's, with the entry's time; named by their path in messages);
  * without, a missing one gives NULL and no message.
  */
 struct kiln_inode *tar_walk(struct tarscan *ts, const char *path,
@@ -234,7 +241,7 @@ struct kiln_inode *tar_walk(struct tarscan *ts, const char *path,
 		} else if (!make) {
 			return NULL;
 		} else {
-			char *name = dupn(p, len);
+			char *name = dupn(path, (size_t)(slash - path));
 
 			sub = tar_inode_new(ts, name, S_IFDIR | 0755, 0, 0, mtime,
 					nsec);

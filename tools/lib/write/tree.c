@@ -30,6 +30,7 @@
 #include "common/workqueue.h"
 #include "source.h"
 #include "xattr.h"
+#include "fsconfig.h"
 
 struct link_slot {
 	dev_t dev;
@@ -108,13 +109,12 @@ void kiln_image_ids(const struct kiln_mkfs_opts *o, uint64_t src_uid,
 
 /* The inode takes path (malloc'ed) as its srcpath. */
 static struct kiln_inode *new_inode(struct scan *s, char *path,
-				    const struct stat *st)
+				    const struct stat *st, uint64_t uid,
+				    uint64_t gid)
 {
 	const struct kiln_mkfs_opts *o = s->o;
 	struct kiln_inode *in = xcalloc(1, sizeof(*in));
-	uint64_t uid, gid;
 
-	kiln_image_ids(o, st->st_uid, st->st_gid, &uid, &gid); /* checked */
 	in->mode = st->st_mode;
 	in->uid = (uint32_t)uid;
 	in->gid = (uint32_t)gid;
@@ -246,7 +246,8 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 				   char *path, struct kiln_inode *parent)
 {
 	struct kiln_inode *in;
-	uint64_t uid, gid;
+	uint64_t uid, gid, caps = 0;
+	uint32_t mode;
 	struct stat st;
 
 	if (fstatat(dfd, name, &st, parent ? AT_SYMLINK_NOFOLLOW : 0)) {
@@ -259,15 +260,25 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 		free(path);
 		return &s->skipped;
 	}
-	kiln_image_ids(s->o, st.st_uid, st.st_gid, &uid, &gid);
+	uid = st.st_uid;
+	gid = st.st_gid;
+	mode = st.st_mode;
+	if (s->o->fsconfig && kiln_fsconfig_apply(s->o->fsconfig, parent ?
+			path + s->srclen + 1 : "", &mode, &uid, &gid, &caps)) {
+		free(path);
+		return NULL;
+	}
+	st.st_mode = mode;
+	kiln_image_ids(s->o, uid, gid, &uid, &gid);
 	if (uid > UINT32_MAX || gid > UINT32_MAX) {
 		kiln_err("%s: uid or gid plus --uid-offset/--gid-offset is over "
 			 "%u", path, UINT32_MAX);
 		free(path);
 		return NULL;
 	}
-	in = new_inode(s, path, &st);
-	if (read_inode(s, in, dfd, name, &st)) {
+	in = new_inode(s, path, &st, uid, gid);
+	if (read_inode(s, in, dfd, name, &st) ||
+	    (s->o->xattr_tolerance >= 0 && kiln_fsconfig_caps_xattr(in, caps))) {
 		kiln_xattrs_drop(in);
 		inode_free(in);
 		return NULL;

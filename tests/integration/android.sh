@@ -1,0 +1,82 @@
+# AOSP's mkfs.erofs options: --mount-point, --fs-config-file (a canned
+# fs_config: owners, modes, capabilities), --file-contexts (SELinux
+# labels), --block-list-file. What the running kernel shows of the mounted
+# image is the oracle.
+
+# An Android-like tree and its canned fs_config (as AOSP's build writes
+# META/filesystem_config.txt: the root as a leading space, paths under the
+# mount point, the last line of a path winning).
+droidtree() {
+	mkdir -p "$1/bin" "$1/etc"
+	echo sh > "$1/bin/sh"
+	seq 1 5000 > "$1/bin/toybox"
+	echo hosts > "$1/etc/hosts"
+	ln -s toybox "$1/bin/ls"
+	cat > "$2" <<-'EOF'
+	 0 0 0755
+	system/bin 0 2000 0751
+	system/bin/sh 0 2000 0755 capabilities=0x1000000000001
+	/system/bin/toybox 0 2000 4750
+	system/bin/ls 0 2000 0777
+	system/etc 0 0 0755
+	system/etc/hosts 1000 1000 0644
+	system/etc/hosts 0 1007 0640
+	EOF
+}
+
+# stat of every path in the mount, as "path uid gid mode".
+droid_stat() {
+	(cd "$1" && find . | sort | xargs stat -c '%n %u %g %a')
+}
+
+test_android_fs_config() {
+	need_root
+	droidtree "$T/src" "$T/fsc"
+	tar -C "$T/src" -cf "$T/src.tar" .
+	cat > "$T/want" <<-'EOF'
+	. 0 0 755
+	./bin 0 2000 751
+	./bin/ls 0 2000 777
+	./bin/sh 0 2000 755
+	./bin/toybox 0 2000 4750
+	./etc 0 0 755
+	./etc/hosts 0 1007 640
+	EOF
+	mkfs --mount-point=/system --fs-config-file="$T/fsc" "$T/img" "$T/src"
+	mkfs --mount-point=system --fs-config-file="$T/fsc" -zlz4hc \
+		--tar=f "$T/timg" "$T/src.tar"
+	local img
+	for img in img timg; do
+		mount_erofs "$T/$img" "$T/m$img"
+		droid_stat "$T/m$img" > "$T/got"
+		diff "$T/want" "$T/got" || fail "$img: owners and modes differ"
+		getfattr -n security.capability -e hex "$T/m$img/bin/sh" \
+			> "$T/cap" 2>/dev/null
+		# revision 2, effective; permitted bit 0 low, bit 48 high
+		assert_grep "=0x0100000201000000000000000000010000000000$" "$T/cap"
+		cmp "$T/src/bin/toybox" "$T/m$img/bin/toybox" || fail "$img: data"
+	done
+	# --force-uid and the offsets still apply, after the file
+	mkfs --mount-point=system --fs-config-file="$T/fsc" --gid-offset=5 \
+		"$T/img2" "$T/src"
+	mount_erofs "$T/img2" "$T/m2"
+	[ "$(stat -c %g "$T/m2/etc/hosts")" = 1012 ] || fail "gid offset"
+}
+
+test_android_bad() {
+	mkdir -p "$T/src/d"
+	printf ' 0 0 0755\n' > "$T/fsc"
+	expect_error "system/d: not in the fs_config file" "$T/img" \
+		"$BIN/mkfs.erofs" --mount-point=system --fs-config-file="$T/fsc" \
+		"$T/img" "$T/src"
+	printf 'd 0 0\n' > "$T/fsc2"
+	expect_error "fsc2:1: want PATH UID GID MODE" "$T/img" \
+		"$BIN/mkfs.erofs" --fs-config-file="$T/fsc2" "$T/img" "$T/src"
+	printf 'd 0 0 0999\n' > "$T/fsc3"
+	expect_error "fsc3:1: bad uid, gid or octal mode" "$T/img" \
+		"$BIN/mkfs.erofs" --fs-config-file="$T/fsc3" "$T/img" "$T/src"
+	expect_error "built-in fs_config table is not in Kiln" "$T/img" \
+		"$BIN/mkfs.erofs" --mount-point=system "$T/img" "$T/src"
+	expect_error "nothere: No such file" "$T/img" "$BIN/mkfs.erofs" \
+		--fs-config-file="$T/nothere" "$T/img" "$T/src"
+}

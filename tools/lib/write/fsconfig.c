@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/util.h"
+#include "fsconfig.h"
+#include "kiln.h"
+#include "format/le.h"
+#include "xattr.h"
+
+static uint64_t hash(const char *s, size_t n)
+{
+	return kiln_hash64(s, n, 0x9e3779b97f4a7c15ull);
+}
+
+/* Later entries of a path replace earlier ones: the last line wins. */
+static void index_entries(struct kiln_fsconfig *fc)
+{
+	uint32_t n = 16;
+
+	while (n < 2 * fc->nr)
+		n *= 2;
+	fc->nr_slots = n;
+	fc->slots = xcalloc(n, sizeof(*fc->slots));
+	for (uint32_t i = 0; i < fc->nr; i++) {
+		const char *p = fc->v[i].path;
+		uint64_t k = hash(p, strlen(p)) & (n - 1);
+
+		while (fc->slots[k] && strcmp(fc->v[fc->slots[k] - 1].path, p))
+			k = (k + 1) & (n - 1);
+		fc->slots[k] = i + 1;
+	}
+}
+
+static int bad_line(const struct kiln_fsconfig *fc, unsigned int line,
+		    const char *why)
+{
+	kiln_err("%s:%u: %s", fc->file, line, why);
+	return -1;
+}
+
+static int parse_num(const char *s, int base, uint64_t max, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, base);
+	return errno || end == s || *end || *v > max || *s == '-' ? -1 : 0;
+}
+
+static int parse_line(struct kiln_fsconfig *fc, char *s, unsigned int line)
+{
+	struct kiln_fsconfig_entry e = { 0 };
+	char *tok[4], *save = NULL, *opt;
+	uint64_t v[3];
+	bool root = *s == ' ';	/* AOSP's old way to write the root */
+
+	for (int i = root; i < 4; i++)
+		if (!(tok[i] = strtok_r(i == root ? s : NULL, " \t", &save)))
+			return bad_line(fc, line, "want PATH UID GID MODE");
+	if (root)
+		tok[0] = "";
+	if (parse_num(tok[1], 10, UINT32_MAX, &v[0]) ||
+	    parse_num(tok[2], 10, UINT32_MAX, &v[1]) ||
+	    parse_num(tok[3], 8, 07777, &v[2]))
+		return bad_line(fc, line, "bad uid, gid or octal mode");
+	while ((opt = strtok_r(NULL, " \t", &save))) {
+		if (strncmp(opt, "capabilities=", 13) ||
+		    parse_num(opt + 13, 0, UINT64_MAX, &e.caps))
+			return bad_line(fc, line, "want capabilities=N");
+	}
+	e.path = xstrdup(tok[0] + (tok[0][0] == '/'));
+	e.uid = (uint32_t)v[0];
+	e.gid = (uint32_t)v[1];
+	e.mode = (uint32_t)v[2];
+	fc->v = xrealloc(fc->v, (fc->nr + 1) * sizeof(*fc->v));
+	fc->v[fc->nr++] = e;
+	return 0;
+}
+
+int kiln_fsconfig_load(struct kiln_fsconfig *fc, const char *file,
+		       const char *mount_point)
+{
+	FILE *f = fopen(file, "r");
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	unsigned int line = 0;
+	int ret = 0;
+
+	memset(fc, 0, sizeof(*fc));
+	fc->file = file;
+	fc->mount_point = mount_point;
+	if (!f) {
+		kiln_err("%s: %s", file, strerror(errno));
+		return -1;
+	}
+	while (!ret && (n = getline(&buf, &cap, f)) >= 0) {
+		line++;
+		while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+			buf[--n] = '\0';
+		if (n && buf[strspn(buf, " \t")])
+			ret = parse_line(fc, buf, line);
+	}
+	if (!ret && ferror(f)) {
+		kiln_err("%s: %s", file, strerror(errno));
+		ret = -1;
+	}
+	free(buf);
+	fclose(f);
+	if (!ret)
+		index_entries(fc);
+	else
+		kiln_fsconfig_free(fc);
+	return ret;
+}
+
+const struct kiln_fsconfig_entry *
+kiln_fsconfig_find(const struct kiln_fsconfig *fc, const char *relpath)
+{
+	const char *mp = fc->mount_point;
+	size_t mlen = mp && *relpath ? strlen(mp) : 0;
+	size_t rlen = strlen(relpath), n = mlen ? mlen + 1 + rlen : rlen;
+	char *key = xmalloc(n + 1);
+	uint64_t k;
+
+	if (mlen) {
+		memcpy(key, mp, mlen);
+		key[mlen] = '/';
+	}
+	memcpy(key + (mlen ? mlen + 1 : 0), relpath, rlen + 1);
+	k = hash(key, n) & (fc->nr_slots - 1);
+	while (fc->slots[k] && strcmp(fc->v[fc->slots[k] - 1].path, key))
+		k = (k + 1) & (fc->nr_slots - 1);
+	free(key);
+	return fc->slots[k] ? &fc->v[fc->slots[k] - 1] : NULL;
+}
+
+void kiln_fsconfig_free(struct kiln_fsconfig *fc)
+{
+	for (uint32_t i = 0; i < fc->nr; i++)
+		free(fc->v[i].path);
+	free(fc->v);
+	free(fc->slots);
+	fc->v = NULL;
+	fc->slots = NULL;
+	fc->nr = 0;
+}
+
+int kiln_fsconfig_apply(const struct kiln_fsconfig *fc, const char *relpath,
+			uint32_t *mode, uint64_t *uid, uint64_t *gid,
+			uint64_t *caps)
+{
+	const struct kiln_fsconfig_entry *e = kiln_fsconfig_find(fc, relpath);
+
+	if (!e) {
+		kiln_err("%s%s%s: not in the fs_config file %s", *relpath &&
+			 fc->mount_point ? fc->mount_point : "",
+			 *relpath && fc->mount_point ? "/" : "",
+			 *relpath ? relpath : "/ (the root)", fc->file);
+		return -1;
+	}
+	*uid = e->uid;
+	*gid = e->gid;
+	*mode = (*mode & ~07777u) | e->mode;
+	*caps = e->caps;
+	return 0;
+}
+
+/* struct vfs_cap_data: magic_etc, then permitted/inheritable lo and hi. */
+#define VFS_CAP_REVISION_2 0x02000000u
+#define VFS_CAP_FLAGS_EFFECTIVE 0x000001u
+
+int kiln_fsconfig_caps_xattr(struct kiln_inode *in, uint64_t caps)
+{
+	uint8_t v[20] = { 0 };
+
+	if (!caps)
+		return 0;
+	put_le32(v, VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE);
+	put_le32(v + 4, (uint32_t)caps);
+	put_le32(v + 12, (uint32_t)(caps >> 32));
+	kiln_xattr_remove(in, "security.capability");
+	return kiln_xattr_add(in, in->srcpath, "security.capability", v,
+			      sizeof(v));
+}
