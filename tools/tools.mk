@@ -5,6 +5,7 @@
 LIB_SRCS  := $(wildcard tools/lib/*/*.c)
 LIB_HDRS  := $(wildcard tools/lib/*.h tools/lib/*/*.h)
 PROGRAMS  := mkfs.erofs fsck.erofs dump.erofs kiln-bootstate kiln-update kiln-bundle
+MKFS_SRCS := $(wildcard tools/mkfs/*.c)
 FSCK_SRCS := $(wildcard tools/fsck/*.c)
 DUMP_SRCS := $(wildcard tools/dump/*.c)
 BOOTSTATE_SRCS := $(wildcard tools/bootstate/*.c)
@@ -32,7 +33,7 @@ $(1)/lib/libkiln.a: $(LIB_SRCS:%.c=$(1)/obj/%.o)
 	@mkdir -p $$(dir $$@)
 	$$(Q)rm -f $$@ && ar rcs $$@ $$^
 # mkfs.erofs reads --tar=f streams with libarchive
-$(1)/bin/mkfs.erofs: $(1)/obj/tools/mkfs/main.o $(1)/lib/libkiln.a
+$(1)/bin/mkfs.erofs: $(MKFS_SRCS:%.c=$(1)/obj/%.o) $(1)/lib/libkiln.a
 	@mkdir -p $$(dir $$@)
 	$$(Q)$(2) $(3) -o $$@ $$^ -larchive $(4)
 $(1)/bin/fsck.erofs: $(FSCK_SRCS:%.c=$(1)/obj/%.o) $(1)/lib/libkiln.a

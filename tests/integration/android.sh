@@ -80,3 +80,55 @@ test_android_bad() {
 	expect_error "nothere: No such file" "$T/img" "$BIN/mkfs.erofs" \
 		--fs-config-file="$T/nothere" "$T/img" "$T/src"
 }
+
+# The block list against Debian's dump.erofs 1.5: for every file, the
+# blocks its extents occupy (physical offset and length), joined into
+# ranges, in file order; every regular file with data once, a hard link
+# at one of its paths.
+test_android_block_list() {
+	need_root
+	droidtree "$T/src" "$T/fsc"
+	seq 1 100000 > "$T/src/bin/big"
+	ln "$T/src/bin/sh" "$T/src/bin/sh2"
+	printf 'system/bin/big 0 0 0644\nsystem/bin/sh2 0 2000 0755\n' >> "$T/fsc"
+	local opts
+	while read -r opts; do
+		# shellcheck disable=SC2086
+		mkfs $opts --mount-point=system --fs-config-file="$T/fsc" \
+			--block-list-file="$T/bl" "$T/img" "$T/src"
+		[ ! -e "$T/bl".tmp* ] || fail "temporary list left"
+		cut -d' ' -f1 "$T/bl" | sort > "$T/paths"
+		printf '%s\n' /system/bin/big /system/bin/sh /system/bin/toybox \
+			/system/etc/hosts | diff - "$T/paths" ||
+			fail "$opts: files listed"
+		while read -r path ranges; do
+			oracle_dump --path="${path#/system}" -e "$T/img" > "$T/ext"
+			python3 - "$T/ext" "$ranges" <<-'PY' || fail "$opts: $path: $ranges"
+			import re, sys
+			runs = []
+			for m in re.finditer(r"^ *\d+: .*: *(\d+)\.\. *\d+ \| *(\d+)$",
+			                     open(sys.argv[1]).read(), re.M):
+			    pa, plen = int(m.group(1)), int(m.group(2))
+			    a, b = pa // 4096, (pa + plen - 1) // 4096
+			    if runs and runs[-1][0] <= a <= runs[-1][1] + 1:
+			        runs[-1][1] = max(runs[-1][1], b)
+			    else:
+			        runs.append([a, b])
+			want = " ".join(str(a) if a == b else "%d-%d" % (a, b)
+			                for a, b in runs)
+			if want != sys.argv[2]:
+			    sys.exit("want '%s'" % want)
+			PY
+		done < "$T/bl"
+	done <<-'OPTS'
+	-T 0
+	-zlz4hc -C16384
+	-zlz4 -Eztailpacking
+	--chunksize=4096
+	OPTS
+	expect_error "none/x: No such file" "$T/img3" "$BIN/mkfs.erofs" \
+		--block-list-file="$T/none/x" "$T/img3" "$T/src"
+	# a failed build leaves no list
+	expect_error "sh: not a directory" "$T/bl2" "$BIN/mkfs.erofs" \
+		--block-list-file="$T/bl2" "$T/img3" "$T/src/bin/sh"
+}

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kiln.h"
+#include "blocklist.h"
 #include "common/util.h"
 #include "common/workqueue.h"
 #include "write/fsconfig.h"
@@ -552,7 +553,15 @@ int main(int argc, char **argv)
 	ret = parse_args(argc, argv, &o);
 	if (!ret && o.image) {
 		kiln_verbosity = o.verbosity;
+		struct mkfs_blist bl;
+
+		if (o.block_list_file &&
+		    mkfs_block_list_open(&bl, o.block_list_file))
+			return 1;
 		ret = kiln_mkfs(&o);
+		if (o.block_list_file &&
+		    mkfs_block_list_close(&bl, !ret, o.image, o.mount_point))
+			ret = -1;
 	}
 	for (unsigned int i = 0; i < o.nr_exclude_regexes; i++)
 		regfree(&o.exclude_regexes[i]);
