@@ -80,7 +80,10 @@ bool kiln_dedupe_find_written(struct kiln_dedupe *dd, struct kiln_pcl *c,
 	for (size_t k = c->hash & mask; dd->slots[k].nblocks; k = (k + 1) & mask) {
 		const struct kiln_pcl *s = &dd->slots[k];
 
+		/* blocks from at on are not kept: a block taken back
+		   (chunked.c, as_flat) is written again */
 		if (same_kind(s, c) &&
+		    (uint64_t)s->blkaddr + s->nblocks <= at &&
 		    image_equal(dd, (uint64_t)s->blkaddr << dd->blkszbits,
 				(uint64_t)at << dd->blkszbits, c->llen)) {
 			c->blkaddr = s->blkaddr;

@@ -44,7 +44,8 @@ bool kiln_dedupe_find(struct kiln_dedupe *dd, const uint8_t *p,
 		      struct kiln_pcl *c);
 /*
  * The same for bytes already in the image at block at (c->hash filled by
- * the caller, over what they hold): both are read back to compare. For
+ * the caller, over what they hold): both are read back to compare; only
+ * entries wholly before at count (later ones were taken back). For
  * --chunksize, whose chunks may be larger than memory should hold.
  */
 bool kiln_dedupe_find_written(struct kiln_dedupe *dd, struct kiln_pcl *c,

@@ -60,6 +60,8 @@ struct kiln_inode {
 	uint8_t nr_shared;		/* leading xattrs that are shared */
 	uint32_t startblk;		/* flat layouts: first data block */
 	uint16_t chunkformat;		/* chunk-based: i_u, once written */
+	bool chunked;			/* --chunksize: written by chunked.c,
+					   chunk-based or flat if smaller */
 	uint32_t zblocks;		/* compressed: blocks of its pclusters */
 	uint32_t zbase;			/* compressed: inode, xattrs and index
 					   (a bound until kiln_zinode_finish) */

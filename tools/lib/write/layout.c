@@ -120,7 +120,7 @@ static int prepare_inode(struct kiln_inode *in, const struct kiln_layout *l,
 	 */
 	if (o->chunkbits && !in->zwritten && S_ISREG(in->mode) &&
 	    in->size >= l->blksz)
-		in->datalayout = EROFS_INODE_CHUNK_BASED;
+		in->chunked = true;
 	return choose_form(in, l, o);
 }
 
@@ -158,7 +158,7 @@ static void prepare_inode_record(struct kiln_inode *in, uint32_t blksz,
 
 	if (in->zwritten)
 		return;
-	if (in->datalayout == EROFS_INODE_CHUNK_BASED) {
+	if (in->chunked) {
 		in->rec_size = base;	/* and its index, once written */
 		return;
 	}
@@ -183,8 +183,7 @@ int kiln_err_too_large(unsigned int blkszbits)
 /* Flat data blocks of an inode: its partial last block may be inline. */
 static uint64_t flat_nblocks(const struct kiln_inode *in, uint32_t blksz)
 {
-	if (!has_blocks(in) || in->zwritten ||
-	    in->datalayout == EROFS_INODE_CHUNK_BASED)
+	if (!has_blocks(in) || in->zwritten || in->chunked)
 		return 0;
 	return in->datalayout == EROFS_INODE_FLAT_INLINE ?
 	       in->size / blksz : (in->size + blksz - 1) / blksz;
@@ -198,8 +197,7 @@ int kiln_layout_place_flat(const struct kiln_layout *l, uint64_t *blk)
 		struct kiln_inode *in = l->order[i];
 		uint64_t n = flat_nblocks(in, l->blksz);
 
-		if (!has_blocks(in) || in->zwritten ||
-		    in->datalayout == EROFS_INODE_CHUNK_BASED)
+		if (!has_blocks(in) || in->zwritten || in->chunked)
 			continue;
 		in->startblk = n ? (uint32_t)next :
 			       in->inline_size ? EROFS_NULL_ADDR : 0;

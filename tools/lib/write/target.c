@@ -65,7 +65,8 @@ static int open_blockdev(struct kiln_target *t, const struct stat *st)
 	off_t end;
 
 	/* O_EXCL on a block device: EBUSY while it is mounted */
-	t->fd = open(t->path, O_WRONLY | O_EXCL | O_CLOEXEC);
+	/* read too: -E dedupe and --chunksize compare with what is written */
+	t->fd = open(t->path, O_RDWR | O_EXCL | O_CLOEXEC);
 	if (t->fd < 0) {
 		kiln_err("%s: %s", t->image, errno == EBUSY ?
 			 "device is in use (mounted?)" : strerror(errno));

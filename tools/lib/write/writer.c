@@ -249,8 +249,7 @@ static void stage_records(struct kiln_writer *w)
 	const struct kiln_layout *l = w->l;
 
 	for (uint32_t i = 0; i < l->nr; i++)
-		if (!l->order[i]->zwritten &&
-		    l->order[i]->datalayout != EROFS_INODE_CHUNK_BASED)
+		if (!l->order[i]->zwritten && !l->order[i]->chunked)
 			kiln_records_stage(&w->recs, l->order[i],
 					   l->order[i]->rec_size);
 }
@@ -267,9 +266,10 @@ static int write_chunked(struct kiln_writer *w)
 	kiln_chunked_init(&c, w->fd, w->image, w->o, &w->wb, w->end_blk);
 	c.zero_fill = w->flat.zero_fill;
 	for (uint32_t i = 0; i < l->nr && !ret; i++)
-		if (l->order[i]->datalayout == EROFS_INODE_CHUNK_BASED) {
+		if (l->order[i]->chunked) {
 			ret = kiln_chunked_write(&c, l->order[i], &w->recs);
-			w->chunked = true;
+			w->chunked |= l->order[i]->datalayout ==
+				      EROFS_INODE_CHUNK_BASED;
 		}
 	w->end_blk = c.next_blk;
 	kiln_chunked_free(&c);
@@ -310,7 +310,7 @@ static int write_flat_data(struct kiln_writer *w)
 	for (uint32_t i = 0; i < l->nr && !ret; i++) {
 		struct kiln_inode *in = l->order[i];
 
-		if (in->zwritten || in->datalayout == EROFS_INODE_CHUNK_BASED)
+		if (in->zwritten || in->chunked)
 			continue;
 		if (S_ISREG(in->mode) && in->size) {
 			kiln_flat_queue(&w->flat, w->wq, in);

@@ -377,7 +377,7 @@ static int file_done(struct kiln_zwriter *zw, struct zfile *f)
 		if (to_chunks(zw, f, flat, tail)) {
 			zw->next_blk -= f->wblocks;	/* the last written */
 			in->zwritten = false;
-			in->datalayout = EROFS_INODE_CHUNK_BASED;
+			in->chunked = true;
 		} else if (f->raw && !f->has_frag &&
 			   (f->flat || flat_pays(zw, f, flat, tail))) {
 			ret = store_flat(zw, f, flat, tail);
