@@ -132,3 +132,86 @@ test_android_block_list() {
 	expect_error "sh: not a directory" "$T/bl2" "$BIN/mkfs.erofs" \
 		--block-list-file="$T/bl2" "$T/img3" "$T/src/bin/sh"
 }
+
+# file_contexts as libselinux reads it: the last matching spec wins, an
+# exact path wins over any regex, a type narrows a spec, <<none>> leaves a
+# file unlabeled (and drops the label its source carried). What the
+# kernel shows of security.selinux in the mounted image is compared.
+test_android_file_contexts() {
+	need_root
+	droidtree "$T/src" "$T/fsc"
+	ln "$T/src/bin/sh" "$T/src/bin/sh2"
+	echo "system/bin/sh2 0 2000 0755 capabilities=0x1000000000001" >> "$T/fsc"
+	cat > "$T/fc" <<-'EOF'
+	# comment
+	/system(/.*)?		u:object_r:system_file:s0
+	/system/bin/sh	--	u:object_r:shell_exec:s0
+	/system/bin/sh2		u:object_r:shell_exec:s0
+	/system/bin(/.*)?	u:object_r:system_bin:s0
+	/system/bin		-d	u:object_r:bin_dir:s0
+	/system/bin/t\w+	u:object_r:toybox_exec:s0
+	/system/bin/l.	--	u:object_r:not_a_link:s0
+	/system/etc/hosts	<<none>>
+	EOF
+	cat > "$T/want" <<-'EOF'
+	. u:object_r:system_file:s0
+	./bin u:object_r:bin_dir:s0
+	./bin/ls u:object_r:system_bin:s0
+	./bin/sh u:object_r:shell_exec:s0
+	./bin/sh2 u:object_r:shell_exec:s0
+	./bin/toybox u:object_r:toybox_exec:s0
+	./etc u:object_r:system_file:s0
+	./etc/hosts
+	EOF
+	# the tar gives hosts a label of its own: <<none>> drops it
+	python3 - "$T/src" "$T/src.tar" <<-'PY'
+	import os, sys, tarfile
+	src, out = sys.argv[1], sys.argv[2]
+	with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as t:
+	    for root, dirs, files in os.walk(src):
+	        for n in sorted(dirs) + sorted(files):
+	            p = os.path.join(root, n)
+	            ti = t.gettarinfo(p, os.path.relpath(p, src))
+	            if n == "hosts":
+	                ti.pax_headers["SCHILY.xattr.security.selinux"] = "u:object_r:own:s0"
+	            if ti.isreg():
+	                with open(p, "rb") as f:
+	                    t.addfile(ti, f)
+	            else:
+	                t.addfile(ti)
+	PY
+	mkfs --mount-point=system --fs-config-file="$T/fsc" \
+		--file-contexts="$T/fc" "$T/img" "$T/src"
+	mkfs --mount-point=system --fs-config-file="$T/fsc" \
+		--file-contexts="$T/fc" -zlz4 --tar=f "$T/timg" "$T/src.tar"
+	local img
+	for img in img timg; do
+		mount_erofs "$T/$img" "$T/m$img"
+		(cd "$T/m$img" && find . | sort | while read -r f; do
+			echo "$f $(getfattr -h --only-values -n security.selinux \
+				"$f" 2>/dev/null || true)" | sed 's/ $//'
+		done) > "$T/got"
+		diff "$T/want" "$T/got" || fail "$img: labels differ"
+	done
+	# hard links whose paths get different labels cannot be one inode
+	echo "/system/bin/sh2 u:object_r:other:s0" >> "$T/fc"
+	expect_error "hard links get different owners, modes or labels" \
+		"$T/img2" "$BIN/mkfs.erofs" --mount-point=system \
+		--fs-config-file="$T/fsc" --file-contexts="$T/fc" "$T/img2" "$T/src"
+}
+
+test_android_file_contexts_bad() {
+	mkdir -p "$T/src"
+	bad_fc() {
+		printf '%s\n' "$1" > "$T/fc"
+		expect_error "$2" "$T/img" "$BIN/mkfs.erofs" \
+			--file-contexts="$T/fc" "$T/img" "$T/src"
+	}
+	bad_fc "/a -x u:r:x:s0" "fc:1: unknown file type '-x'"
+	bad_fc "/a(?!b) u:r:x:s0" "fc:1: PCRE-only syntax in '/a(?!b)'"
+	bad_fc "/a[ u:r:x:s0" "fc:1: bad regular expression '/a\\['"
+	bad_fc "/a" "fc:1: want REGEX \\[TYPE\\] CONTEXT in '/a'"
+	printf '\x8a\xff\x7c\xf9rest' > "$T/fc"
+	expect_error "a compiled file_contexts (.bin): give the text one" \
+		"$T/img" "$BIN/mkfs.erofs" --file-contexts="$T/fc" "$T/img" "$T/src"
+}

@@ -50,6 +50,7 @@ struct kiln_mkfs_opts {
 	const char *mount_point;
 	const struct kiln_fsconfig *fsconfig;
 	const char *file_contexts;
+	const struct kiln_fcontexts *fcontexts;	/* its specs, loaded */
 	const char *block_list_file;
 	uint32_t pcluster_default;	/* -C: a file's pclusters unless a
 					   hint says (compr's: the largest) */

@@ -13,6 +13,7 @@
 #include "blocklist.h"
 #include "common/util.h"
 #include "common/workqueue.h"
+#include "write/fcontexts.h"
 #include "write/fsconfig.h"
 #include "write/hints.h"
 
@@ -413,6 +414,7 @@ static int source_date_epoch(struct kiln_mkfs_opts *o)
  */
 static struct kiln_hints hints;	/* --compress-hints, for kiln_mkfs */
 static struct kiln_fsconfig fsconfig;
+static struct kiln_fcontexts fcontexts;
 
 /*
  * erofs-utils takes owners and modes from Android's built-in table when
@@ -422,6 +424,11 @@ static int load_android(struct kiln_mkfs_opts *o)
 {
 	if (o->mount_point && !*o->mount_point)
 		o->mount_point = NULL;	/* "/" */
+	if (o->file_contexts) {
+		if (kiln_fcontexts_load(&fcontexts, o->file_contexts))
+			return -1;
+		o->fcontexts = &fcontexts;
+	}
 	if (!fs_config_file) {
 		if (!o->mount_point)
 			return 0;
@@ -570,5 +577,6 @@ int main(int argc, char **argv)
 	free(o.xattr_prefixes);
 	kiln_hints_free(&hints);
 	kiln_fsconfig_free(&fsconfig);
+	kiln_fcontexts_free(&fcontexts);
 	return ret ? 1 : 0;
 }

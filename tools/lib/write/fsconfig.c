@@ -150,8 +150,7 @@ void kiln_fsconfig_free(struct kiln_fsconfig *fc)
 }
 
 int kiln_fsconfig_apply(const struct kiln_fsconfig *fc, const char *relpath,
-			uint32_t *mode, uint64_t *uid, uint64_t *gid,
-			uint64_t *caps)
+			uint32_t *mode, uint64_t *uid, uint64_t *gid)
 {
 	const struct kiln_fsconfig_entry *e = kiln_fsconfig_find(fc, relpath);
 
@@ -165,7 +164,6 @@ int kiln_fsconfig_apply(const struct kiln_fsconfig *fc, const char *relpath,
 	*uid = e->uid;
 	*gid = e->gid;
 	*mode = (*mode & ~07777u) | e->mode;
-	*caps = e->caps;
 	return 0;
 }
 

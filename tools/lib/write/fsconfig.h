@@ -41,12 +41,11 @@ void kiln_fsconfig_free(struct kiln_fsconfig *fc);
 struct kiln_inode;
 /*
  * Replaces *uid, *gid and the permission bits of *mode by relpath's entry
- * (before --force-uid and the offsets, as erofs-utils); *caps: its
- * capabilities. A path not in the file: one line naming it, -1.
+ * (before --force-uid and the offsets, as erofs-utils). A path not in
+ * the file: one line naming it, -1.
  */
 int kiln_fsconfig_apply(const struct kiln_fsconfig *fc, const char *relpath,
-			uint32_t *mode, uint64_t *uid, uint64_t *gid,
-			uint64_t *caps);
+			uint32_t *mode, uint64_t *uid, uint64_t *gid);
 /* caps as security.capability (revision 2, effective), for the kernel. */
 int kiln_fsconfig_caps_xattr(struct kiln_inode *in, uint64_t caps);
 

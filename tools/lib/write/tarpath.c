@@ -15,6 +15,7 @@
 #include "tarscan.h"
 #include "tree.h"
 #include "xattr.h"
+#include "android.h"
 #include "fsconfig.h"
 
 #define OVL_OPAQUE "trusted.overlay.opaque"
@@ -134,10 +135,8 @@ struct kiln_inode *tar_inode_new(struct tarscan *ts, const char *path,
 {
 	const struct kiln_mkfs_opts *o = ts->o;
 	struct kiln_inode *in;
-	uint64_t caps = 0;
-
 	if (o->fsconfig && kiln_fsconfig_apply(o->fsconfig, path, &mode, &uid,
-					       &gid, &caps))
+					       &gid))
 		return NULL;
 	kiln_image_ids(o, uid, gid, &uid, &gid);
 	if (uid > UINT32_MAX || gid > UINT32_MAX) {
@@ -153,7 +152,7 @@ struct kiln_inode *tar_inode_new(struct tarscan *ts, const char *path,
 	in->nlink = 1;
 	in->srcpath = xstrdup(*path ? path : "/");
 	kiln_tree_add(ts->tree, in);
-	if (o->xattr_tolerance >= 0 && kiln_fsconfig_caps_xattr(in, caps))
+	if (kiln_android_xattrs(o, in, path))
 		return NULL;
 	return in;
 }

@@ -24,7 +24,7 @@
 #include "tarscan.h"
 #include "tree.h"
 #include "xattr.h"
-#include "fsconfig.h"
+#include "android.h"
 
 #define AUFS_WH ".wh."			/* aufs: ".wh.NAME" whites out NAME */
 #define AUFS_OPQ ".wh..wh..opq"		/* and this makes its directory opaque */
@@ -128,17 +128,6 @@ static void entry_mtime(struct archive_entry *e, int64_t *sec, uint32_t *nsec)
 	}
 }
 
-/* --fs-config-file: its capabilities win over the tar's own. */
-static int fsconfig_caps(struct tarscan *ts, struct kiln_inode *in,
-			 const char *path)
-{
-	const struct kiln_fsconfig *fc = ts->o->fsconfig;
-
-	if (!fc || ts->o->xattr_tolerance < 0)
-		return 0;
-	return kiln_fsconfig_caps_xattr(in, kiln_fsconfig_find(fc, path)->caps);
-}
-
 static struct kiln_inode *entry_inode(struct tarscan *ts,
 				      struct archive_entry *e, const char *path)
 {
@@ -160,7 +149,7 @@ static struct kiln_inode *entry_inode(struct tarscan *ts,
 	/* tar keeps ACLs apart from xattrs, as text */
 	if (!in || read_xattrs(ts, e, in) ||
 	    kiln_tar_acls(e, in, ts->o->xattr_tolerance >= 0) ||
-	    fsconfig_caps(ts, in, path))
+	    kiln_android_xattrs(ts->o, in, path))
 		return NULL;
 	if (S_ISCHR(mode) || S_ISBLK(mode)) {
 		/* what Linux's 32-bit device numbers (and EROFS) hold */

@@ -30,6 +30,7 @@
 #include "common/workqueue.h"
 #include "source.h"
 #include "xattr.h"
+#include "android.h"
 #include "fsconfig.h"
 
 struct link_slot {
@@ -221,11 +222,20 @@ static struct kiln_inode *add_inode(struct scan *s, struct kiln_inode *in,
 			link_grow(s);
 		slot = link_find(s, st->st_dev, st->st_ino);
 		if (slot->inode) {	/* seen: this one is not needed */
-			slot->inode->nlink++;
+			struct kiln_inode *first = slot->inode;
+			bool same = (!s->o->fsconfig && !s->o->fcontexts) ||
+				    kiln_android_same(first, in);
+
+			first->nlink += same;
 			pthread_mutex_unlock(&s->lock);
+			if (!same)
+				kiln_err("%s and %s: hard links get different "
+					 "owners, modes or labels from the "
+					 "fs_config or file_contexts", in->srcpath,
+					 first->srcpath);
 			kiln_xattrs_drop(in);
 			inode_free(in);
-			return slot->inode;	/* the table's: stable */
+			return same ? first : NULL;	/* the table's: stable */
 		}
 		*slot = (struct link_slot){ st->st_dev, st->st_ino, in };
 		s->links_used++;
@@ -246,7 +256,8 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 				   char *path, struct kiln_inode *parent)
 {
 	struct kiln_inode *in;
-	uint64_t uid, gid, caps = 0;
+	const char *relpath = parent ? path + s->srclen + 1 : "";
+	uint64_t uid, gid;
 	uint32_t mode;
 	struct stat st;
 
@@ -263,8 +274,8 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 	uid = st.st_uid;
 	gid = st.st_gid;
 	mode = st.st_mode;
-	if (s->o->fsconfig && kiln_fsconfig_apply(s->o->fsconfig, parent ?
-			path + s->srclen + 1 : "", &mode, &uid, &gid, &caps)) {
+	if (s->o->fsconfig && kiln_fsconfig_apply(s->o->fsconfig, relpath,
+						  &mode, &uid, &gid)) {
 		free(path);
 		return NULL;
 	}
@@ -278,7 +289,7 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 	}
 	in = new_inode(s, path, &st, uid, gid);
 	if (read_inode(s, in, dfd, name, &st) ||
-	    (s->o->xattr_tolerance >= 0 && kiln_fsconfig_caps_xattr(in, caps))) {
+	    kiln_android_xattrs(s->o, in, relpath)) {
 		kiln_xattrs_drop(in);
 		inode_free(in);
 		return NULL;
