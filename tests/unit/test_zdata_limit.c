@@ -47,7 +47,8 @@ static void make_source(struct kiln_inode *in)
 /* Queues the file with the writer starting at first_blk; returns its verdict. */
 static int write_at(uint64_t first_blk, uint64_t *end)
 {
-	struct kiln_compr_cfg cfg = { 0 };
+	struct kiln_mkfs_opts o = { .compress = true, .nr_zcfgs = 1 };
+	struct kiln_compr_cfg *cfg = &o.compr;
 	struct kiln_records recs;
 	struct kiln_inode in = { 0 };
 	struct kiln_zwriter *zw;
@@ -58,12 +59,14 @@ static int write_at(uint64_t first_blk, uint64_t *end)
 	fd = mkstemp(img);
 	CHECK(fd >= 0);
 	make_source(&in);
-	CHECK(kiln_compr_parse("lz4", &cfg) == 0);
-	kiln_compr_finish_cfg(&cfg, 512);
+	CHECK(kiln_compr_parse("lz4", cfg) == 0);
+	cfg->pclustersize = 512;
+	kiln_compr_finish_cfg(cfg, 512);
+	in.zpclustersize = cfg->pclustersize;
 	kiln_records_init(&recs, 512);
 	CHECK(kiln_wq_start(&wq, 2, kiln_zw_worker_init, kiln_zw_worker_exit,
-			    &cfg) == 0);
-	zw = kiln_zw_start(&cfg, &wq, NULL, fd, img, 9, first_blk, &recs);
+			    &o) == 0);
+	zw = kiln_zw_start(&o, &wq, NULL, fd, img, 9, first_blk, &recs);
 	CHECK(zw != NULL);
 	ret = kiln_zw_add(zw, &in, 32, 32);
 	if (kiln_zw_finish(zw, end))

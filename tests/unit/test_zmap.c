@@ -221,7 +221,9 @@ static void put_inode(const struct zcase *z, uint8_t *p, uint32_t blocks)
 /* Superblock and compression records, as the writer makes them. */
 static void put_super(const struct zcase *z, uint8_t *img)
 {
-	bool cfgs = kiln_compr_needs_cfgs(&z->cfg, z->blksz);
+	struct kiln_mkfs_opts o = { .compress = true, .nr_zcfgs = 1,
+				    .compr = z->cfg, .blkszbits = z->bits };
+	bool cfgs = kiln_compr_needs_cfgs(&o);
 	struct erofs_super_block sb = {
 		.magic = EROFS_SUPER_MAGIC, .blkszbits = (uint8_t)z->bits,
 		.feature_incompat = EROFS_FEATURE_INCOMPAT_ZERO_PADDING |
@@ -232,8 +234,7 @@ static void put_super(const struct zcase *z, uint8_t *img)
 	};
 
 	erofs_sb_encode(img + EROFS_SUPER_OFFSET, &sb);
-	kiln_compr_cfgs_encode(&z->cfg, z->bits,
-			       img + EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE);
+	kiln_compr_cfgs_encode(&o, img + EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE);
 }
 
 /* The image in a memfd: metadata written, data blocks a sparse hole. */
