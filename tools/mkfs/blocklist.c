@@ -48,11 +48,12 @@ static void put_range(struct walk *w, uint64_t first, uint64_t last,
 			(unsigned long long)last);
 }
 
-/* The blocks holding a file's stored bytes; holes and fragments: none. */
+/* The blocks holding a file's data; holes, fragments, inline tails: none. */
 static int list_file(struct walk *w, const struct kiln_rinode *ri)
 {
 	struct kiln_fpos pos = { 0 };
 	uint64_t first = 0, last = 0;
+	uint64_t meta = (uint64_t)w->img.sb.meta_blkaddr << w->img.blkszbits;
 	bool have = false, named = false;
 
 	while (pos.la < ri->size) {
@@ -63,8 +64,9 @@ static int list_file(struct walk *w, const struct kiln_rinode *ri)
 			const struct kiln_fext *e = &w->l.e[i];
 			uint64_t a, b;
 
+			/* inline tails live in the metadata, shared */
 			if (e->kind == KILN_EXT_HOLE || e->kind == KILN_EXT_FRAG ||
-			    !e->plen)
+			    !e->plen || e->pa >= meta)
 				continue;
 			a = e->pa >> w->img.blkszbits;
 			b = (e->pa + e->plen - 1) >> w->img.blkszbits;

@@ -5,8 +5,10 @@
  * blocks of its own:
  *	/MOUNT_POINT/PATH RANGE...
  * each RANGE "N" or "FIRST-LAST" (block numbers, in file order, adjacent
- * blocks joined), the block of an inline tail included. It is read back
- * from the finished image, so it says what the image holds.
+ * blocks joined), as erofs-utils 1.8 wrote it (1.8.7 dropped the option):
+ * data blocks only, not the metadata block an inline tail shares with
+ * other inodes, so a file all inline has no line. It is read back from the
+ * finished image, so it says what the image holds.
  */
 #ifndef KILN_MKFS_BLOCKLIST_H
 #define KILN_MKFS_BLOCKLIST_H

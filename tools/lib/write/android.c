@@ -11,8 +11,9 @@
 #include "xattr.h"
 
 /*
- * The path file_contexts is matched against: "/MOUNT/PATH", the root
- * "/MOUNT/" (the key erofs-utils gives libselinux), or "/PATH".
+ * The path file_contexts is matched against: "/MOUNT/PATH" or "/PATH";
+ * the root "/MOUNT" (erofs-utils asks libselinux for "/MOUNT/", which
+ * drops a trailing slash).
  */
 static int label(const struct kiln_mkfs_opts *o, struct kiln_inode *in,
 		 const char *relpath)
@@ -23,7 +24,8 @@ static int label(const struct kiln_mkfs_opts *o, struct kiln_inode *in,
 	const char *ctx;
 	int ret = 0;
 
-	snprintf(key, n, "/%s%s%s", mp ? mp : "", mp ? "/" : "", relpath);
+	snprintf(key, n, "/%s%s%s", mp ? mp : "", mp && *relpath ? "/" : "",
+		 relpath);
 	ctx = kiln_fcontexts_lookup(o->fcontexts, key, in->mode);
 	kiln_xattr_remove(in, "security.selinux");
 	if (ctx)

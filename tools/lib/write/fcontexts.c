@@ -12,6 +12,18 @@
 
 static const char meta[] = ".^$?*+|[]({})\\";
 
+/* libselinux 3.4's test: a backslash hides the character after it. */
+static bool has_meta(const char *re)
+{
+	for (const char *p = re; *p; p++) {
+		if (*p == '\\' && p[1])
+			p++;
+		else if (strchr(".^$?*+|[({", *p))
+			return true;
+	}
+	return false;
+}
+
 static int bad_line(const char *file, unsigned int line, const char *why,
 		    const char *what)
 {
@@ -112,8 +124,9 @@ static int parse_line(struct kiln_fcspec *s, char *line, const char *file,
 	memset(s, 0, sizeof(*s));
 	if (type && !(s->type = file_type(type)))
 		return bad_line(file, no, "unknown file type", type);
-	s->exact = !re[strcspn(re, meta)];
-	if (!s->exact) {
+	s->exact = !has_meta(re);
+	s->literal = !re[strcspn(re, meta)];
+	if (!s->literal) {
 		if (!(posix = to_posix(re)))
 			return bad_line(file, no, "PCRE-only syntax in", re);
 		if (regcomp(&s->re, posix, REG_EXTENDED | REG_NOSUB)) {
@@ -122,14 +135,14 @@ static int parse_line(struct kiln_fcspec *s, char *line, const char *file,
 		}
 		free(posix);
 	}
-	s->prefix = s->exact ? xstrdup(re) : literal_prefix(re);
+	s->prefix = s->literal ? xstrdup(re) : literal_prefix(re);
 	s->context = strcmp(ctx, "<<none>>") ? xstrdup(ctx) : NULL;
 	return 0;
 }
 
 static void free_spec(struct kiln_fcspec *s)
 {
-	if (!s->exact)
+	if (!s->literal)
 		regfree(&s->re);
 	free(s->prefix);
 	free(s->context);
@@ -212,7 +225,7 @@ const char *kiln_fcontexts_lookup(const struct kiln_fcontexts *fc,
 
 		if (s->type && s->type != (mode & S_IFMT))
 			continue;
-		if (s->exact ? !strcmp(s->prefix, path) :
+		if (s->literal ? !strcmp(s->prefix, path) :
 		    !strncmp(s->prefix, path, strlen(s->prefix)) &&
 		    !regexec(&s->re, path, 0, NULL, 0))
 			return s->context;

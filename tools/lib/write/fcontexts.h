@@ -6,7 +6,8 @@
  * TYPE one of -- -d -c -b -s -l -p (regular file, directory, ...), absent
  * for any; CONTEXT "<<none>>" for no label. REGEX matches the whole path
  * ("/MOUNT/PATH"). The last matching spec wins, but a spec with no regex
- * metacharacters (an exact path) wins over any regex. PCRE's \d \w \s
+ * metacharacters (an exact path; a backslash hides the next character, as
+ * in libselinux 3.4) wins over any regex. PCRE's \d \w \s
  * (and \D \W \S) are taken; other PCRE-only syntax ("(?") is an error.
  * The compiled form (file_contexts.bin) is refused: give the text file.
  */
@@ -19,8 +20,9 @@
 
 struct kiln_fcspec {
 	char *prefix;			/* the literal start: a quick test */
-	bool exact;			/* no metacharacters: prefix is all */
-	regex_t re;			/* if not exact */
+	bool exact;			/* libselinux's: it wins over regexes */
+	bool literal;			/* no regex at all: prefix is all */
+	regex_t re;			/* if not literal */
 	uint32_t type;			/* S_IFMT bits, 0: any */
 	char *context;			/* NULL: <<none>> */
 };

@@ -56,6 +56,7 @@ static int parse_line(struct kiln_fsconfig *fc, char *s, unsigned int line)
 	char *tok[4], *save = NULL, *opt;
 	uint64_t v[3];
 	bool root = *s == ' ';	/* AOSP's old way to write the root */
+	int caps_seen = 0;
 
 	for (int i = root; i < 4; i++)
 		if (!(tok[i] = strtok_r(i == root ? s : NULL, " \t", &save)))
@@ -66,10 +67,13 @@ static int parse_line(struct kiln_fsconfig *fc, char *s, unsigned int line)
 	    parse_num(tok[2], 10, UINT32_MAX, &v[1]) ||
 	    parse_num(tok[3], 8, 07777, &v[2]))
 		return bad_line(fc, line, "bad uid, gid or octal mode");
+	/* the first capabilities= counts; others (selabel=...) are not ours */
 	while ((opt = strtok_r(NULL, " \t", &save))) {
-		if (strncmp(opt, "capabilities=", 13) ||
+		if (!strchr(opt, '='))
+			return bad_line(fc, line, "want KEY=VALUE after MODE");
+		if (!strncmp(opt, "capabilities=", 13) && !caps_seen++ &&
 		    parse_num(opt + 13, 0, UINT64_MAX, &e.caps))
-			return bad_line(fc, line, "want capabilities=N");
+			return bad_line(fc, line, "bad capabilities=N");
 	}
 	e.path = xstrdup(tok[0] + (tok[0][0] == '/'));
 	e.uid = (uint32_t)v[0];

@@ -3,10 +3,11 @@
  * --fs-config-file: Android's "canned" fs_config, the text file AOSP's
  * build writes for an image (META/filesystem_config.txt). One line per
  * path:
- *	PATH UID GID MODE [capabilities=N]
+ *	PATH UID GID MODE [capabilities=N] [KEY=VALUE...]
  * PATH without a leading '/' (one is dropped), the root as "/" or an
  * empty first field (a line starting with a space); MODE in octal; N in
- * decimal or 0x hex. A path given twice takes its last line. With
+ * decimal or 0x hex; other KEY=VALUE (selabel=) are ignored, as AOSP
+ * does. A path given twice takes its last line. With
  * --mount-point, paths are looked up as MOUNT_POINT/PATH, but the root as
  * itself. Every path in the image must be in the file, as in AOSP.
  */
