@@ -83,8 +83,11 @@ qemu_boot() {
 		}
 		# signs that the guest is past saving come first: a QEMU that
 		# exited after a kernel panic (panic=N) did not boot either
-		if grep -q 'KVM internal error' "$log.qemu"; then
-			why="$(grep -m1 'KVM internal error' "$log.qemu")$(grep -m1 'emulation failure' "$log.qemu" | sed 's/^/: /')"
+		# (qemu/run.sh's probe reports a KVM that failed it, then
+		# boots with TCG: that line is no sign of this guest's state)
+		if grep -v '^qemu: KVM cannot run the guest here' "$log.qemu" |
+		   grep -q 'KVM internal error'; then
+			why="$(grep -v '^qemu: KVM cannot run' "$log.qemu" | grep -m1 'KVM internal error')$(grep -v '^qemu: KVM cannot run' "$log.qemu" | grep -m1 'emulation failure' | sed 's/^/: /')"
 			rc=125
 		elif grep -q 'Kernel panic - not syncing' "$log"; then
 			why="kernel panic: $(grep -m1 -o 'not syncing.*' "$log" | tr -d '\r')"

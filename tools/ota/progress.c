@@ -8,6 +8,7 @@
 static int json;
 static char step[32], what[128];
 static double t0, last;
+static unsigned last_pct;
 
 static double now(void)
 {
@@ -41,6 +42,7 @@ void progress_step(const char *s, const char *w)
 	snprintf(step, sizeof(step), "%s", s);
 	snprintf(what, sizeof(what), "%s", w);
 	t0 = last = now();
+	last_pct = 0;
 	if (json) {
 		printf("{\"event\":\"step\",\"step\":\"%s\",\"what\":\"", step);
 		json_str(what);
@@ -54,12 +56,14 @@ void progress_step(const char *s, const char *w)
 void progress_bytes(uint64_t done, uint64_t total)
 {
 	double t = now();
+	unsigned pct = total ? (unsigned)(done * 100 / total) : 0;
 
-	if (t - last < 1.0)
+	/* every second, and at each quarter (a fast step says something) */
+	if (t - last < 1.0 && (pct >= 100 || pct / 25 == last_pct / 25))
 		return;
 	last = t;
-	double rate = (double)done / (t - t0) / 1048576.0;
-	unsigned pct = total ? (unsigned)(done * 100 / total) : 0;
+	last_pct = pct;
+	double rate = (double)done / (t - t0 > 1e-6 ? t - t0 : 1e-6) / 1048576.0;
 	if (json) {
 		printf("{\"event\":\"progress\",\"step\":\"%s\",\"done\":%llu,"
 		       "\"total\":%llu,\"percent\":%u,\"mib_per_s\":%.1f}\n", step,
