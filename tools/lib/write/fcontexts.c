@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "common/lines.h"
 #include "common/util.h"
 #include "fcontexts.h"
 #include "kiln.h"
@@ -148,35 +149,35 @@ static void free_spec(struct kiln_fcspec *s)
 	free(s->context);
 }
 
-static int load(struct kiln_fcontexts *fc, FILE *f, const char *file)
+struct load {
+	struct kiln_fcontexts *fc;
+	const char *file;
+};
+
+static bool compiled(const char *buf, size_t len)
 {
-	char *buf = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	unsigned int no = 0;
-	int ret = 0;
+	return len >= 4 && (uint32_t)((uint8_t)buf[0] | (uint8_t)buf[1] << 8 |
+		(uint8_t)buf[2] << 16 | (uint32_t)(uint8_t)buf[3] << 24) ==
+	       FC_BIN_MAGIC;
+}
 
-	while (!ret && (n = getline(&buf, &cap, f)) >= 0) {
-		char *p;
+static int one_line(void *ctx, char *buf, size_t len, unsigned int no)
+{
+	struct load *l = ctx;
+	struct kiln_fcontexts *fc = l->fc;
+	char *p = buf + strspn(buf, " \t");
+	int ret;
 
-		if (!no++ && n >= 4 && (uint32_t)((uint8_t)buf[0] |
-		    (uint8_t)buf[1] << 8 | (uint8_t)buf[2] << 16 |
-		    (uint32_t)(uint8_t)buf[3] << 24) == FC_BIN_MAGIC) {
-			kiln_err("%s: a compiled file_contexts (.bin): give "
-				 "the text one", file);
-			ret = -1;
-			break;
-		}
-		while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-			buf[--n] = '\0';
-		p = buf + strspn(buf, " \t");
-		if (!*p || *p == '#')
-			continue;
-		fc->v = xrealloc(fc->v, (fc->nr + 1) * sizeof(*fc->v));
-		ret = parse_line(&fc->v[fc->nr], p, file, no);
-		fc->nr += !ret;
+	if (no == 1 && compiled(buf, len)) {
+		kiln_err("%s: a compiled file_contexts (.bin): give the text "
+			 "one", l->file);
+		return -1;
 	}
-	free(buf);
+	if (!*p || *p == '#')
+		return 0;
+	fc->v = xrealloc(fc->v, (fc->nr + 1) * sizeof(*fc->v));
+	ret = parse_line(&fc->v[fc->nr], p, l->file, no);
+	fc->nr += !ret;
 	return ret;
 }
 
@@ -196,20 +197,11 @@ static void partition(struct kiln_fcontexts *fc)
 
 int kiln_fcontexts_load(struct kiln_fcontexts *fc, const char *file)
 {
-	FILE *f = fopen(file, "r");
+	struct load l = { fc, file };
 	int ret;
 
 	memset(fc, 0, sizeof(*fc));
-	if (!f) {
-		kiln_err("%s: %s", file, strerror(errno));
-		return -1;
-	}
-	ret = load(fc, f, file);
-	if (!ret && ferror(f)) {
-		kiln_err("%s: %s", file, strerror(errno));
-		ret = -1;
-	}
-	fclose(f);
+	ret = kiln_each_line(file, one_line, &l);
 	if (ret)
 		kiln_fcontexts_free(fc);
 	else

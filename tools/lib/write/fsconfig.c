@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/lines.h"
 #include "common/util.h"
 #include "fsconfig.h"
 #include "kiln.h"
@@ -84,36 +85,20 @@ static int parse_line(struct kiln_fsconfig *fc, char *s, unsigned int line)
 	return 0;
 }
 
+static int one_line(void *ctx, char *buf, size_t len, unsigned int no)
+{
+	return len && buf[strspn(buf, " \t")] ? parse_line(ctx, buf, no) : 0;
+}
+
 int kiln_fsconfig_load(struct kiln_fsconfig *fc, const char *file,
 		       const char *mount_point)
 {
-	FILE *f = fopen(file, "r");
-	char *buf = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	unsigned int line = 0;
-	int ret = 0;
+	int ret;
 
 	memset(fc, 0, sizeof(*fc));
 	fc->file = file;
 	fc->mount_point = mount_point;
-	if (!f) {
-		kiln_err("%s: %s", file, strerror(errno));
-		return -1;
-	}
-	while (!ret && (n = getline(&buf, &cap, f)) >= 0) {
-		line++;
-		while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-			buf[--n] = '\0';
-		if (n && buf[strspn(buf, " \t")])
-			ret = parse_line(fc, buf, line);
-	}
-	if (!ret && ferror(f)) {
-		kiln_err("%s: %s", file, strerror(errno));
-		ret = -1;
-	}
-	free(buf);
-	fclose(f);
+	ret = kiln_each_line(file, one_line, fc);
 	if (!ret)
 		index_entries(fc);
 	else

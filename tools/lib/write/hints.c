@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/lines.h"
 #include "common/util.h"
 #include "hints.h"
 #include "kiln.h"
@@ -60,47 +61,35 @@ static int parse_line(struct kiln_hint *hint, char *s, const char *path,
 	return 0;
 }
 
-static int load(struct kiln_hints *h, FILE *f, const char *path,
-		const struct kiln_mkfs_opts *o)
-{
-	char *buf = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	unsigned int line = 0;
-	int ret = 0;
+struct load {
+	struct kiln_hints *h;
+	const struct kiln_mkfs_opts *o;
+};
 
-	while (!ret && (n = getline(&buf, &cap, f)) >= 0) {
-		line++;
-		while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-			buf[--n] = '\0';
-		if (!*skip_space(buf) || buf[0] == '#')
-			continue;
-		h->v = xrealloc(h->v, (h->nr + 1) * sizeof(*h->v));
-		ret = parse_line(&h->v[h->nr], buf, path, line, o);
-		if (!ret && h->v[h->nr].pclustersize > h->max_pclustersize)
-			h->max_pclustersize = h->v[h->nr].pclustersize;
-		h->nr += !ret;
-	}
-	if (!ret && ferror(f)) {
-		kiln_err("%s: %s", path, strerror(errno));
-		ret = -1;
-	}
-	free(buf);
+static int one_line(void *ctx, char *buf, size_t len, unsigned int no)
+{
+	struct load *l = ctx;
+	struct kiln_hints *h = l->h;
+	int ret;
+
+	(void)len;
+	if (!*skip_space(buf) || buf[0] == '#')
+		return 0;
+	h->v = xrealloc(h->v, (h->nr + 1) * sizeof(*h->v));
+	ret = parse_line(&h->v[h->nr], buf, l->o->compress_hints, no, l->o);
+	if (!ret && h->v[h->nr].pclustersize > h->max_pclustersize)
+		h->max_pclustersize = h->v[h->nr].pclustersize;
+	h->nr += !ret;
 	return ret;
 }
 
 int kiln_hints_load(struct kiln_hints *h, const struct kiln_mkfs_opts *o)
 {
-	FILE *f = fopen(o->compress_hints, "r");
+	struct load l = { h, o };
 	int ret;
 
 	memset(h, 0, sizeof(*h));
-	if (!f) {
-		kiln_err("%s: %s", o->compress_hints, strerror(errno));
-		return -1;
-	}
-	ret = load(h, f, o->compress_hints, o);
-	fclose(f);
+	ret = kiln_each_line(o->compress_hints, one_line, &l);
 	if (ret)
 		kiln_hints_free(h);
 	return ret;
