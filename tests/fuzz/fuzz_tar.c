@@ -3,8 +3,8 @@
  * libFuzzer target: mkfs.erofs --tar=f on arbitrary bytes, the whole
  * build behind it included (tree, layout, records, data), so what the tar
  * reader hands on (paths, links, replacements, whiteouts, sizes, ACLs)
- * meets the writer under the sanitizers. Odd first bytes add --aufs and
- * lz4 compression. The image goes to a scratch directory, made and
+ * meets the writer under the sanitizers. The first byte's bits add
+ * --aufs, lz4 compression, and --tar=i (index only, instead of lz4). The image goes to a scratch directory, made and
  * removed for every input.
  */
 #include <signal.h>
@@ -60,6 +60,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 		o.compr.pclustersize = 16384;
 		kiln_compr_finish_cfg(&o.compr, 4096);
+	}
+	if (size && (data[0] & 4)) {	/* as mkfs/check.c sets it up */
+		o.tar_index = true;
+		o.compress = false;
+		o.blkszbits = 9;
 	}
 	kiln_mkfs(&o);
 	unlink(img);

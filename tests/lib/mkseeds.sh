@@ -4,7 +4,7 @@
 set -eu
 MKFS=$1 OUT=$2
 SRC=$(mktemp -d)
-trap 'rm -rf "$SRC"' EXIT
+trap 'rm -rf "$SRC" "$SRC.tar" "$SRC.idx"' EXIT
 mkdir -p "$OUT" "$SRC/d/sub"
 # text that compresses, bytes that do not, and every small-size boundary
 seq 1 3000 > "$SRC/d/text"
@@ -35,3 +35,7 @@ done <<'OPTS'
 --chunksize=4096
 --chunksize=8192 -Eforce-chunk-indexes
 OPTS
+# --tar=i: an index with the tar appended (the device table, device 1)
+tar --format=pax -b1 -C "$SRC" -cf "$SRC.tar" link fifo hard d/sub/f1 d/sub/f4097
+"$MKFS" --quiet -T 1700000000 --tar=i "$SRC.idx" "$SRC.tar"
+cat "$SRC.idx" "$SRC.tar" > "$OUT/seed$n.img"

@@ -73,9 +73,14 @@ int dump_super(struct dump *dp)
 	const uint8_t *u = sb->uuid;
 	struct tm tm;
 
+	uint64_t blocks = sb->blocks;
+
+	/* as erofs-utils: the extra devices' blocks count too */
+	for (uint32_t i = 0; i < dp->img.nr_devs; i++)
+		blocks += dp->img.devs[i].blocks;
 	printf(ROW "0x%08X\n", "magic number:", sb->magic);
 	printf(ROW "%u\n", "blocksize:", dp->img.blksz);
-	printf(ROW "%u\n", "blocks:", sb->blocks);
+	printf(ROW "%llu\n", "blocks:", (unsigned long long)blocks);
 	printf(ROW "%u\n", "inode metadata start block:", sb->meta_blkaddr);
 	printf(ROW "%u\n", "shared xattr metadata start block:",
 	       sb->xattr_blkaddr);

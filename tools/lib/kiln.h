@@ -19,7 +19,8 @@
 struct kiln_mkfs_opts {
 	const char *image;		/* output path */
 	const char *source;		/* source directory (tar: NULL, "-": stdin) */
-	bool tar;			/* --tar=f: source is a tar stream */
+	bool tar;			/* --tar: source is a tar stream */
+	bool tar_index;			/* --tar=i: data left in the tar */
 	bool aufs;			/* --aufs: .wh. entries to overlayfs */
 	bool ovlfs_strip;		/* --ovlfs-strip=1: no overlayfs marks */
 	unsigned int blkszbits;

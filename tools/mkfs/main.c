@@ -11,11 +11,9 @@
 #include <string.h>
 #include "kiln.h"
 #include "blocklist.h"
+#include "check.h"
 #include "common/util.h"
 #include "common/workqueue.h"
-#include "write/fcontexts.h"
-#include "write/fsconfig.h"
-#include "write/hints.h"
 
 enum {
 	OPT_ALL_ROOT = 256, OPT_FORCE_UID, OPT_FORCE_GID, OPT_EXCLUDE_PATH,
@@ -57,7 +55,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: mkfs.erofs [OPTIONS] IMAGE SOURCE_DIR\n"
-"       mkfs.erofs [OPTIONS] --tar=f IMAGE [TARFILE]\n"
+"       mkfs.erofs [OPTIONS] --tar=f|i IMAGE [TARFILE]\n"
 "Make an EROFS image of SOURCE_DIR, or of a tar archive (TARFILE absent\n"
 "or '-': standard input).\n\n"
 "  -z ALG[,LEVEL]       compress with lz4, lz4hc (1..12), zstd (1..22),\n"
@@ -112,7 +110,10 @@ static void usage(FILE *f)
 "                       would need a 64-byte inode\n"
 "  --tar=f              the source is a tar archive (ustar, pax, GNU),\n"
 "                       the image the same as from its unpacked tree\n"
-"  --aufs               with --tar=f: .wh.NAME entries become overlayfs\n"
+"  --tar=i              index only: 512-byte blocks, file data left in\n"
+"                       the (uncompressed) tar; mount IMAGE with the tar\n"
+"                       appended, or with -o device=TARFILE\n"
+"  --aufs               with --tar: .wh.NAME entries become overlayfs\n"
 "                       whiteouts, .wh..wh..opq an opaque directory\n"
 "  --ovlfs-strip[=0|1]  leave out whiteouts and opaque marks\n"
 "  --mount-point=DIR    Android: where the image is mounted (\"system\"):\n"
@@ -176,6 +177,7 @@ static char *strip_slashes(char *p)
 }
 
 static const char *fs_config_file;	/* --fs-config-file */
+static bool blksz_given;		/* -b */
 
 static int bad(const char *what, const char *arg)
 {
@@ -277,6 +279,7 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 		if (kiln_parse_u64(arg, 512, 4096, &v) || (v & (v - 1)))
 			return bad("block size (512, 1024, 2048 or 4096)", arg);
 		o->blkszbits = (unsigned int)__builtin_ctzll(v);
+		blksz_given = true;
 		return 0;
 	case 'd':
 		if (kiln_parse_u64(arg, 0, 9, &v))
@@ -340,11 +343,15 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 		o->verbosity = 0;
 		return 0;
 	case OPT_TAR:
-		/* index mode (data left in the tar) needs a second device */
-		if (arg && strcmp(arg, "f"))
-			return bad("--tar mode (only 'f', full, is supported)",
+		/*
+		 * erofs-utils' ",MAPFILE" (a block list of the tar) and
+		 * "headerball" (headers without data) are left out.
+		 */
+		if (arg && strcmp(arg, "f") && strcmp(arg, "i"))
+			return bad("--tar mode ('f', full, or 'i', index)",
 				   arg);
 		o->tar = true;
+		o->tar_index = arg && !strcmp(arg, "i");
 		return 0;
 	case OPT_XATTR_PREFIX:
 		if (kiln_xattr_prefix_check(arg) < 0)
@@ -393,124 +400,6 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 	return -1;
 }
 
-static int source_date_epoch(struct kiln_mkfs_opts *o)
-{
-	const char *s = getenv("SOURCE_DATE_EPOCH");
-	uint64_t v;
-
-	if (o->fixed_time || !s || !*s)
-		return 0;
-	if (kiln_parse_u64(s, 0, INT64_MAX, &v))
-		return bad("SOURCE_DATE_EPOCH (decimal seconds)", s);
-	o->fixed_time = true;
-	o->timestamp = (int64_t)v;
-	return 0;
-}
-
-/*
- * The hints may ask for bigger pclusters than -C: every algorithm's
- * configuration (dictionary, the kernel's buffers) is sized for the
- * largest. The others take the first's -E options.
- */
-static struct kiln_hints hints;	/* --compress-hints, for kiln_mkfs */
-static struct kiln_fsconfig fsconfig;
-static struct kiln_fcontexts fcontexts;
-
-/*
- * erofs-utils takes owners and modes from Android's built-in table when
- * there is a mount point and no canned file; Kiln carries no such table.
- */
-static int load_android(struct kiln_mkfs_opts *o)
-{
-	if (o->mount_point && !*o->mount_point)
-		o->mount_point = NULL;	/* "/" */
-	if (o->file_contexts) {
-		if (kiln_fcontexts_load(&fcontexts, o->file_contexts))
-			return -1;
-		o->fcontexts = &fcontexts;
-	}
-	if (!fs_config_file) {
-		if (!o->mount_point)
-			return 0;
-		kiln_err("--mount-point without --fs-config-file: Android's "
-			 "built-in fs_config table is not in Kiln; give the "
-			 "canned file (META/filesystem_config.txt)");
-		return -1;
-	}
-	if (kiln_fsconfig_load(&fsconfig, fs_config_file, o->mount_point))
-		return -1;
-	o->fsconfig = &fsconfig;
-	return 0;
-}
-
-static int finish_algorithms(struct kiln_mkfs_opts *o, uint32_t blksz)
-{
-	if (o->compress_hints) {
-		if (kiln_hints_load(&hints, o))
-			return -1;
-		o->hints = &hints;
-		if (hints.max_pclustersize > o->compr.pclustersize)
-			o->compr.pclustersize = hints.max_pclustersize;
-	}
-	kiln_compr_finish_cfg(&o->compr, blksz);
-	for (unsigned int i = 1; i < o->nr_zcfgs; i++) {
-		struct kiln_compr_cfg *a = &o->compr_alt[i - 1];
-		struct kiln_compr_cfg own = *a;
-
-		*a = o->compr;
-		a->c = own.c;
-		a->level = own.level;
-		kiln_compr_finish_cfg(a, blksz);
-	}
-	return 0;
-}
-
-static int check_compression(struct kiln_mkfs_opts *o)
-{
-	uint32_t blksz = 1u << o->blkszbits;
-	uint32_t pc = o->compr.pclustersize, max;
-
-	/*
-	 * -C without -z means nothing to an uncompressed image: erofs-utils
-	 * accepts it, and dracut always passes it, so do we.
-	 */
-	if (o->chunkbits && (o->chunkbits < o->blkszbits ||
-			     o->chunkbits - o->blkszbits > 31)) {
-		kiln_err("--chunksize %llu: a power of two from the block size "
-			 "(%u) to 2^31 blocks", 1ull << o->chunkbits, blksz);
-		return -1;
-	}
-	if (!o->compress) {
-		if (o->compr.fragments || o->compress_hints)
-			return kiln_err("-E fragments, all-fragments and "
-					"--compress-hints need -z"), -1;
-		/* as erofs-utils: dedupe of uncompressed files is by chunk */
-		if (o->compr.dedupe && !o->chunkbits)
-			o->chunkbits = o->blkszbits;
-		return 0;
-	}
-	/* equal pclusters are shared with fragments too, as erofs-utils does */
-	o->compr.dedupe |= o->compr.fragments;
-	/* the 6.12 kernel reads the prefix table from the packed inode then */
-	if (o->compr.fragments && o->nr_xattr_prefixes)
-		return kiln_err("--xattr-prefix with -E fragments is not "
-				"supported"), -1;
-	if (!pc)
-		pc = o->compr.pclustersize = blksz;
-	/*
-	 * A big pcluster's block count is an 11-bit field (CBLKCNT): with
-	 * 512-byte blocks 1 MiB would be 2048 of them, one too many.
-	 */
-	max = 2047 * blksz < (1u << 20) ? 2047 * blksz : 1u << 20;
-	if (pc % blksz || pc > max) {
-		kiln_err("-C %u: valid sizes with %u-byte blocks are %u..%u in "
-			 "steps of %u", pc, blksz, blksz, max, blksz);
-		return -1;
-	}
-	o->pcluster_default = pc;
-	return finish_algorithms(o, blksz);
-}
-
 static int parse_args(int argc, char **argv, struct kiln_mkfs_opts *o)
 {
 	int c;
@@ -539,14 +428,9 @@ static int parse_args(int argc, char **argv, struct kiln_mkfs_opts *o)
 			 "--help)" : "need IMAGE and SOURCE_DIR (try --help)");
 		return -1;
 	}
-	if (o->aufs && !o->tar) {
-		kiln_err("--aufs reads a tar's .wh. entries: it needs --tar=f");
-		return -1;
-	}
 	o->image = argv[optind];
 	o->source = argc - optind == 2 ? argv[optind + 1] : NULL;
-	return check_compression(o) || load_android(o) ? -1 :
-	       source_date_epoch(o);
+	return mkfs_check_opts(o, blksz_given, fs_config_file);
 }
 
 int main(int argc, char **argv)
@@ -575,8 +459,6 @@ int main(int argc, char **argv)
 	free(o.exclude_regexes);
 	free(o.exclude_paths);
 	free(o.xattr_prefixes);
-	kiln_hints_free(&hints);
-	kiln_fsconfig_free(&fsconfig);
-	kiln_fcontexts_free(&fcontexts);
+	mkfs_check_free();
 	return ret ? 1 : 0;
 }

@@ -76,6 +76,19 @@ struct erofs_super_block {
 	uint8_t  reserved[23];
 };
 
+/*
+ * Device table (DEVICE_TABLE): extra_devices slots of 128 bytes at byte
+ * devt_slotoff * 128. A chunk index names its device (1..); mounted
+ * without device= options, device k's block b is the image's block
+ * mapped_blkaddr + b (one file holding all, e.g. an index and its tar).
+ */
+#define EROFS_DEVT_SLOT_SIZE	128
+struct erofs_deviceslot {
+	uint8_t  tag[64];		/* what names it (a digest), or empty */
+	uint32_t blocks;
+	uint32_t mapped_blkaddr;
+};
+
 /* i_format: bit 0 version, bits 1-3 data layout; every other bit must be 0. */
 #define EROFS_INODE_LAYOUT_COMPACT	0
 #define EROFS_INODE_LAYOUT_EXTENDED	1

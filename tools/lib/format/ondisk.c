@@ -62,6 +62,23 @@ void erofs_sb_decode(struct erofs_super_block *sb,
 	sb->xattr_filter_reserved = i[0x68];
 }
 
+void erofs_deviceslot_encode(uint8_t o[EROFS_DEVT_SLOT_SIZE],
+			     const struct erofs_deviceslot *s)
+{
+	memset(o, 0, EROFS_DEVT_SLOT_SIZE);
+	memcpy(o, s->tag, sizeof(s->tag));
+	put_le32(o + 0x40, s->blocks);
+	put_le32(o + 0x44, s->mapped_blkaddr);
+}
+
+void erofs_deviceslot_decode(struct erofs_deviceslot *s,
+			     const uint8_t i[EROFS_DEVT_SLOT_SIZE])
+{
+	memcpy(s->tag, i, sizeof(s->tag));
+	s->blocks = get_le32(i + 0x40);
+	s->mapped_blkaddr = get_le32(i + 0x44);
+}
+
 /*
  * The checksummed range starts at the superblock and runs to the end of its
  * block; with blocks of 1 KiB or less it is one block long instead.

@@ -19,6 +19,11 @@ void erofs_sb_decode(struct erofs_super_block *sb,
 /* crc32c of the superblock's block as the kernel checks it: image[1024..] */
 uint32_t erofs_sb_checksum(const uint8_t *sb_block, unsigned int blkszbits);
 
+void erofs_deviceslot_encode(uint8_t out[EROFS_DEVT_SLOT_SIZE],
+			     const struct erofs_deviceslot *s);
+void erofs_deviceslot_decode(struct erofs_deviceslot *s,
+			     const uint8_t in[EROFS_DEVT_SLOT_SIZE]);
+
 void erofs_inode_compact_encode(uint8_t out[EROFS_INODE_COMPACT_SIZE],
 				const struct erofs_inode_compact *i);
 void erofs_inode_compact_decode(struct erofs_inode_compact *i,

@@ -139,18 +139,15 @@ static int map_chunks(const struct kiln_image *img,
 		}
 		p = idx + (i - first) * unit;
 		blk = get_le32(p + (unit == 8 ? 4 : 0));
-		pa = (uint64_t)blk << img->blkszbits;
-		if (unit == 8 && get_le16(p + 2)) {
-			kiln_diag_set(d, "chunk %llu is on device %u of a "
-				      "single-device image",
-				      (unsigned long long)i, get_le16(p + 2));
-			return -1;
-		}
+		pa = 0;
 		if (blk != EROFS_NULL_ADDR &&
-		    (pa > img->size || len > img->size - pa)) {
-			kiln_diag_set(d, "chunk %llu (block %u) is beyond the "
-				      "end of the image", (unsigned long long)i,
-				      blk);
+		    kiln_device_map(img, unit == 8 ? get_le16(p + 2) : 0, blk,
+				    len, &pa, d)) {
+			char why[sizeof(d->msg)];
+
+			memcpy(why, d->msg, sizeof(why));
+			kiln_diag_set(d, "chunk %llu: %s",
+				      (unsigned long long)i, why);
 			return -1;
 		}
 		/* off: the last window stopped inside this chunk */

@@ -122,11 +122,6 @@ static int check_features(struct kiln_image *img, struct kiln_diag *d)
 			      in & ~SUPPORTED_INCOMPAT);
 		return -1;
 	}
-	if (sb->extra_devices) {
-		kiln_diag_set(d, "superblock: %u extra devices: multi-device "
-			      "images are not supported", sb->extra_devices);
-		return -1;
-	}
 	img->zero_padding = in & EROFS_FEATURE_INCOMPAT_ZERO_PADDING;
 	img->big_pcluster = in & EROFS_FEATURE_INCOMPAT_BIG_PCLUSTER;
 	img->ztailpacking = in & EROFS_FEATURE_INCOMPAT_ZTAILPACKING;
@@ -287,11 +282,12 @@ int kiln_image_open_fd(struct kiln_image *img, int fd, const char *name,
 		kiln_diag_set(d, "%s: read error: %s", name, strerror(errno));
 		goto fail;
 	}
-	if (check_sb(img, blk, d) || kiln_xattr_prefixes_load(img, d) ||
-	    kiln_packed_load(img, d))
+	if (check_sb(img, blk, d) || kiln_devices_load(img, d) ||
+	    kiln_xattr_prefixes_load(img, d) || kiln_packed_load(img, d))
 		goto fail;
 	return 0;
 fail:
+	kiln_devices_free(img);
 	kiln_xattr_prefixes_free(img);
 	free(img->packed);
 	img->packed = NULL;
@@ -316,6 +312,7 @@ int kiln_image_open(struct kiln_image *img, const char *path,
 
 void kiln_image_close(struct kiln_image *img)
 {
+	kiln_devices_free(img);
 	kiln_xattr_prefixes_free(img);
 	free(img->packed);
 	img->packed = NULL;

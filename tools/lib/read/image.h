@@ -19,6 +19,11 @@ struct kiln_diag {
 
 struct kiln_rinode;
 
+/* An extra device, read where the kernel reads it unmounted: see devices.c */
+struct kiln_rdevice {
+	uint32_t blocks, mapped_blkaddr;
+};
+
 struct kiln_image {
 	int fd;
 	uint64_t gen;			/* tells images apart in read caches */
@@ -33,6 +38,8 @@ struct kiln_image {
 	uint32_t lzma_dict;
 	uint32_t zstd_window;
 	bool zero_padding, big_pcluster, ztailpacking, head2, chunked;
+	struct kiln_rdevice *devs;	/* the device table */
+	uint32_t nr_devs, dev_mask;
 	struct kiln_rinode *packed;	/* fragments: the packed inode */
 	char **xprefix;			/* long xattr name prefixes, whole */
 	unsigned int nr_xprefix;
@@ -51,6 +58,16 @@ void kiln_image_close(struct kiln_image *img);
 /* The long xattr name prefix table, read at open (read/xattr.c). */
 int kiln_xattr_prefixes_load(struct kiln_image *img, struct kiln_diag *d);
 void kiln_xattr_prefixes_free(struct kiln_image *img);
+
+/* The device table, read at open (read/devices.c). */
+int kiln_devices_load(struct kiln_image *img, struct kiln_diag *d);
+void kiln_devices_free(struct kiln_image *img);
+/*
+ * Where len bytes from block blk of device id (0: the image) are in the
+ * image; -1 with a message if not all of them are.
+ */
+int kiln_device_map(const struct kiln_image *img, uint16_t id, uint32_t blk,
+		    uint64_t len, uint64_t *pa, struct kiln_diag *d);
 
 /* Reads len bytes at off; -1 with a message if any part is outside. */
 int kiln_image_read(const struct kiln_image *img, void *buf, uint64_t off,

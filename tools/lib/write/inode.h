@@ -28,6 +28,21 @@ struct kiln_dentry {
 	struct kiln_inode *inode;
 };
 
+/*
+ * --tar=i: a file's data as it lies in the tar. A sparse file has several
+ * runs, in file order; the tar holds them back to back from its data
+ * offset.
+ */
+struct kiln_tarrun {
+	uint64_t off, len;		/* bytes of the file */
+	uint64_t taroff;		/* where they are in the tar */
+};
+
+struct kiln_tarmap {
+	uint32_t nr;
+	struct kiln_tarrun run[];
+};
+
 struct kiln_inode {
 	/* what the source tree says */
 	uint32_t mode;
@@ -41,6 +56,7 @@ struct kiln_inode {
 	char *srcpath;			/* first path it was found at */
 	const struct kiln_spool *spool;	/* --tar=f: data is in the spool, */
 	uint64_t spool_off;		/* from here */
+	struct kiln_tarmap *tarmap;	/* --tar=i: where its data is */
 	struct timespec src_mtim;	/* to notice a file changing under us */
 	char *symlink;			/* target of a symlink (size bytes) */
 	bool scanned;			/* dir: its entries are final */
@@ -89,6 +105,7 @@ struct kiln_inode {
 struct kiln_tree {
 	struct kiln_inode *root;
 	struct kiln_spool *spool;	/* --tar=f: where file data is */
+	uint64_t tar_bytes;		/* --tar=i: the tar, the image's device */
 	struct kiln_inode **inodes;	/* every inode, in scan order */
 	uint32_t nr_inodes;
 };

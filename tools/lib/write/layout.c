@@ -121,6 +121,8 @@ static int prepare_inode(struct kiln_inode *in, const struct kiln_layout *l,
 	if (o->chunkbits && !in->zwritten && S_ISREG(in->mode) &&
 	    in->size >= l->blksz)
 		in->chunked = true;
+	if (in->tarmap)		/* --tar=i: chunk indexes into the tar */
+		in->chunked = true;
 	return choose_form(in, l, o);
 }
 
@@ -304,19 +306,26 @@ int kiln_layout(struct kiln_tree *t, struct kiln_xattr_pool *pool,
 	}
 	if (pool->size)		/* ids count from the pool's start */
 		kiln_xattr_pool_place(pool, 0);
-	l->head_blocks = kiln_head_blocks(o, NULL);
+	l->head_blocks = kiln_head_blocks(o, NULL, NULL);
 	return 0;
 }
 
 uint64_t kiln_head_blocks(const struct kiln_mkfs_opts *o,
-			  uint64_t *prefix_pos)
+			  uint64_t *prefix_pos, uint64_t *devt_pos)
 {
 	uint32_t blksz = 1u << o->blkszbits;
+	uint64_t end = EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE +
+		       kiln_compr_cfgs_encode(o, NULL);
 	struct meta_alloc a;
 	uint64_t n;
 
-	meta_alloc_init(&a, blksz, EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE +
-			kiln_compr_cfgs_encode(o, NULL));
+	if (o->tar_index) {	/* one slot: the tar */
+		end = round_up(end, EROFS_DEVT_SLOT_SIZE);
+		if (devt_pos)
+			*devt_pos = end;
+		end += EROFS_DEVT_SLOT_SIZE;
+	}
+	meta_alloc_init(&a, blksz, end);
 	if (o->nr_xattr_prefixes) {	/* 32-byte aligned: a 4-byte unit */
 		uint64_t pos = meta_alloc_contiguous(&a,
 			kiln_xattr_prefixes_encode(o->xattr_prefixes,

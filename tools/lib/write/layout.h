@@ -31,9 +31,12 @@ struct kiln_layout {
 
 int kiln_layout(struct kiln_tree *tree, struct kiln_xattr_pool *pool,
 		const struct kiln_mkfs_opts *o, struct kiln_layout *l);
-/* Blocks of the head; *prefix_pos (if not NULL): the prefix table's offset. */
+/*
+ * Blocks of the head; where not NULL, *prefix_pos: the prefix table's
+ * offset, *devt_pos: the device table's (--tar=i).
+ */
 uint64_t kiln_head_blocks(const struct kiln_mkfs_opts *o,
-			  uint64_t *prefix_pos);
+			  uint64_t *prefix_pos, uint64_t *devt_pos);
 /* Gives flat data its blocks from *blk on; *blk ends after them. */
 int kiln_layout_place_flat(const struct kiln_layout *l, uint64_t *blk);
 /* Superblock extension: the compression configuration records. */

@@ -94,7 +94,7 @@ static int build(const struct kiln_mkfs_opts *o, struct kiln_target *t)
 			  (void *)o))
 		return -1;
 	/* no old superblock may survive: wiped before the first write */
-	ret = kiln_target_prepare(t, kiln_head_blocks(o, NULL) <<
+	ret = kiln_target_prepare(t, kiln_head_blocks(o, NULL, NULL) <<
 				     o->blkszbits, true);
 	w = kiln_writer_start(t->fd, o->image, o, &wq);
 	if (!ret)

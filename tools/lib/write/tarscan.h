@@ -30,6 +30,7 @@ struct tar_dir {
 struct tarscan {
 	const struct kiln_mkfs_opts *o;
 	const char *name;		/* of the tar, for messages */
+	int tar_fd;			/* --tar=i: the tar, if it is a file */
 	struct kiln_tree *tree;
 	struct tar_node *nodes;		/* open addressing */
 	size_t cap, used;

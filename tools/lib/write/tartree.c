@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * --tar=f: the tree from a tar stream (a file, or stdin) instead of a
+ * --tar: the tree from a tar stream (a file, or stdin) instead of a
  * directory, without unpacking it. libarchive reads ustar, pax (long
  * names, xattrs, ACLs, sparse files) and GNU tar (long names, sparse
  * files); each entry becomes an inode of the tree tarpath.c keeps. Each
  * file's data is copied once, to the spool: an unlinked file in $TMPDIR
  * that the workers then read as they would a source file, holes left as
- * holes.
+ * holes; with --tar=i, where it lies in the tar (tarindex.c) instead.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -21,6 +21,7 @@
 #include "format/ondisk.h"
 #include "source.h"
 #include "taracl.h"
+#include "tarindex.h"
 #include "tarscan.h"
 #include "tree.h"
 #include "xattr.h"
@@ -265,7 +266,8 @@ static int add_entry(struct tarscan *ts, struct archive *a,
 	}
 	ret = tar_place(ts, dir, cbase, strlen(cbase), in, path);
 	if (!ret && S_ISREG(in->mode) && in->size)
-		ret = spool_data(ts, a, in);
+		ret = ts->o->tar_index ? kiln_tarindex_entry(ts, a, e, in) :
+		      spool_data(ts, a, in);
 out:
 	free(path);
 	return ret;
@@ -290,10 +292,61 @@ static int read_tar(struct tarscan *ts, struct archive *a)
 	return tar_root(ts, 0, 0) ? 0 : -1;
 }
 
+/*
+ * --tar=i: the tar, opened again to check what is indexed against its
+ * bytes (stdin only if it is a file), and never compressed: the kernel
+ * reads file data from it as it is.
+ */
+static int index_open(struct tarscan *ts, struct archive *a, bool in_stdin)
+{
+	struct stat st;
+
+	if (archive_filter_count(a) != 1 ||
+	    archive_filter_code(a, 0) != ARCHIVE_FILTER_NONE)
+		return tar_err(ts, NULL, "--tar=i needs an uncompressed tar "
+			       "(the image points into it)");
+	ts->tar_fd = in_stdin ? dup(0) : open(ts->name, O_RDONLY | O_CLOEXEC);
+	if (ts->tar_fd >= 0 && (fstat(ts->tar_fd, &st) || !S_ISREG(st.st_mode))) {
+		close(ts->tar_fd);
+		ts->tar_fd = -1;
+	}
+	return 0;
+}
+
+/*
+ * The tar's length in the device table: what was read of it, through its
+ * end marker, so a file, a redirect and a pipe give the same image.
+ */
+static void index_close(struct tarscan *ts, struct archive *a)
+{
+	la_int64_t n = archive_filter_bytes(a, 0);
+
+	ts->tree->tar_bytes = n > 0 ? (uint64_t)n : 0;
+	if (ts->tar_fd >= 0)
+		close(ts->tar_fd);
+}
+
+static int open_spool(struct kiln_tree *tree)
+{
+	tree->spool = xcalloc(1, sizeof(*tree->spool));
+	tree->spool->fd = -1;
+	return kiln_spool_open(tree->spool);
+}
+
+/* A hole at the very end must read as zeros too. */
+static int close_spool(struct tarscan *ts)
+{
+	if (!ts->tree->spool ||
+	    !ftruncate(ts->tree->spool->fd, (off_t)ts->tree->spool->end))
+		return 0;
+	kiln_err("%s: cannot grow the spool: %s", ts->name, strerror(errno));
+	return -1;
+}
+
 int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
 {
 	bool in_stdin = !o->source || !strcmp(o->source, "-");
-	struct tarscan ts = { .o = o, .tree = tree,
+	struct tarscan ts = { .o = o, .tree = tree, .tar_fd = -1,
 			      .name = in_stdin ? "stdin" : o->source };
 	struct archive *a = archive_read_new();
 	int ret = -1;
@@ -301,9 +354,7 @@ int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
 	memset(tree, 0, sizeof(*tree));
 	ts.cap = 1024;			/* a power of two, never empty */
 	ts.nodes = xcalloc(ts.cap, sizeof(*ts.nodes));
-	tree->spool = xcalloc(1, sizeof(*tree->spool));
-	tree->spool->fd = -1;
-	if (!a || kiln_spool_open(tree->spool))
+	if (!a || (!o->tar_index && open_spool(tree)))
 		goto out;
 	archive_read_support_format_tar(a);
 	archive_read_support_format_empty(a);
@@ -313,15 +364,14 @@ int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
 	if ((in_stdin ? archive_read_open_fd(a, 0, 1 << 16) :
 	     archive_read_open_filename(a, o->source, 1 << 16)) != ARCHIVE_OK)
 		tar_err(&ts, NULL, archive_error_string(a));
-	else if (!read_tar(&ts, a))
+	else if ((!o->tar_index || !index_open(&ts, a, in_stdin)) &&
+		 !read_tar(&ts, a))
 		ret = 0;
+	if (o->tar_index)
+		index_close(&ts, a);
 	tar_finish(&ts);
-	/* a hole at the very end must read as zeros too */
-	if (!ret && ftruncate(tree->spool->fd, (off_t)tree->spool->end)) {
-		kiln_err("%s: cannot grow the spool: %s", ts.name,
-			 strerror(errno));
-		ret = -1;
-	}
+	if (!ret)
+		ret = close_spool(&ts);
 out:
 	free(ts.nodes);
 	free(ts.dirs);

@@ -21,6 +21,7 @@
 #include "tree.h"
 #include "flat.h"
 #include "records.h"
+#include "tarindex.h"
 #include "writeback.h"
 #include "format/erofs_fs.h"
 #include "format/le.h"
@@ -38,6 +39,7 @@ struct kiln_writer {
 	const struct kiln_layout *l;	/* once the walk is done */
 	struct kiln_zwriter *zw;	/* compressed images: regular files */
 	uint64_t head_blocks, prefix_pos;	/* from the options alone */
+	uint64_t devt_pos;		/* --tar=i: the device table */
 	const struct kiln_xattr_pool *pool;
 	uint8_t *head;			/* head_blocks * blksz, at the end */
 	uint8_t *pool_bytes;		/* encoded, until the area is written */
@@ -147,6 +149,26 @@ static void set_compression(struct erofs_super_block *sb, uint8_t *meta,
 	}
 }
 
+/*
+ * --tar=i: device 1 is the tar. Mounted without device=, its blocks are
+ * the image's from the end of this one's on: the tar appended.
+ */
+static void add_tar_device(struct kiln_writer *w, const struct kiln_tree *t,
+			   struct erofs_super_block *sb)
+{
+	uint64_t blocks = (t->tar_bytes + w->l->blksz - 1) >> w->l->blkszbits;
+	struct erofs_deviceslot slot = {
+		/* indexed data lies within 2^32 blocks (tarindex.c) */
+		.blocks = (uint32_t)(blocks < UINT32_MAX ? blocks : UINT32_MAX),
+		.mapped_blkaddr = (uint32_t)w->end_blk,
+	};
+
+	sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_DEVICE_TABLE;
+	sb->extra_devices = 1;
+	sb->devt_slotoff = (uint16_t)(w->devt_pos / EROFS_DEVT_SLOT_SIZE);
+	erofs_deviceslot_encode(w->head + w->devt_pos, &slot);
+}
+
 /* The superblock, but for its checksum and a derived uuid. */
 static int fill_superblock(struct kiln_writer *w, const struct kiln_tree *t,
 			   const struct kiln_mkfs_opts *o,
@@ -177,6 +199,8 @@ static int fill_superblock(struct kiln_writer *w, const struct kiln_tree *t,
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_FRAGMENTS;
 	if (w->chunked)
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_CHUNKED_FILE;
+	if (o->tar_index)
+		add_tar_device(w, t, sb);
 	if (o->nr_xattr_prefixes) {
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES;
 		sb->xattr_prefix_count = (uint8_t)o->nr_xattr_prefixes;
@@ -254,23 +278,30 @@ static void stage_records(struct kiln_writer *w)
 					   l->order[i]->rec_size);
 }
 
-/* --chunksize: chunk-based files go after the flat data, in order. */
+/*
+ * --chunksize: chunk-based files go after the flat data, in order.
+ * --tar=i: their data is in the tar; only their indexes are made.
+ */
 static int write_chunked(struct kiln_writer *w)
 {
 	const struct kiln_layout *l = w->l;
 	struct kiln_chunked c;
 	int ret = 0;
 
-	if (!w->o->chunkbits)
+	if (!w->o->chunkbits && !w->o->tar_index)
 		return 0;
 	kiln_chunked_init(&c, w->fd, w->image, w->o, &w->wb, w->end_blk);
 	c.zero_fill = w->flat.zero_fill;
-	for (uint32_t i = 0; i < l->nr && !ret; i++)
-		if (l->order[i]->chunked) {
-			ret = kiln_chunked_write(&c, l->order[i], &w->recs);
-			w->chunked |= l->order[i]->datalayout ==
-				      EROFS_INODE_CHUNK_BASED;
-		}
+	for (uint32_t i = 0; i < l->nr && !ret; i++) {
+		struct kiln_inode *in = l->order[i];
+
+		if (!in->chunked)
+			continue;
+		ret = in->tarmap ? kiln_tarindex_stage(in, &w->recs,
+						       l->blkszbits) :
+		      kiln_chunked_write(&c, in, &w->recs);
+		w->chunked |= in->datalayout == EROFS_INODE_CHUNK_BASED;
+	}
 	w->end_blk = c.next_blk;
 	kiln_chunked_free(&c);
 	return ret;
@@ -336,7 +367,7 @@ struct kiln_writer *kiln_writer_start(int fd, const char *image,
 	w->image = image;
 	w->o = o;
 	w->wq = wq;
-	w->head_blocks = kiln_head_blocks(o, &w->prefix_pos);
+	w->head_blocks = kiln_head_blocks(o, &w->prefix_pos, &w->devt_pos);
 	w->end_blk = w->head_blocks;
 	w->flat = (struct kiln_flat){
 		.fd = fd, .image = image, .blksz = 1u << o->blkszbits,
