@@ -157,14 +157,14 @@ test_cli() {
 	out=$("$BIN/mkfs.erofs" --quiet "$T/img" "$T/src" 2>&1)
 	assert [ -z "$out" ]
 	assert [ -f "$T/img" ]
-	for args in "--no-such-option" "-b 3000" "-b 8192" "-T yesterday" \
+	for args in "--no-such-option" "-b 3000" "-b 131072" "-T yesterday" \
 		    "-T 0x10" "-j 0" "-U not-a-uuid" "-L 0123456789abcdef" \
 		    "--force-uid=-1" "--exclude-regex=(" "$T/extra-operand"; do
 		expect_rejected "$args"
 	done
 	# the messages say what is valid
 	expect_rejected "-b 3000"
-	assert_grep '512, 1024, 2048 or 4096' "$T/err"
+	assert_grep 'a power of two, 512..65536' "$T/err"
 	expect_rejected "-C 100 -zlz4"
 	assert_grep '512\.\.1048576' "$T/err"
 	expect_rejected "-C 6144 -zlz4"

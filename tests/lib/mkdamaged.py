@@ -42,7 +42,7 @@ def main():
          put("<I", lambda im: 1024 + 0x50, 0x8000))
     case("root-nid-out-of-range", "beyond the end of the image",
          put("<H", lambda im: 1024 + 0x0E, 0xFFF0))
-    case("bad-blocksize", "block size", lambda im: im.b.__setitem__(1036, 16))
+    case("bad-blocksize", "block size", lambda im: im.b.__setitem__(1036, 17))
     sub = lambda im: im.child(im.root, b"d")[3]  # noqa: E731
     case("dir-loop", "is reached 2 times",
          lambda im: struct.pack_into("<Q", im.b, im.child(sub(im), b"sub")[0],

@@ -9,7 +9,7 @@
  * inline tail, sparse data), then read back through the reader's public
  * path (kiln_image_open_fd, kiln_inode_load, kiln_file_map, in windows of
  * random size); the extents it reports must be exactly the ones encoded. Covered: full and compact
- * (2B and 4B packs, every start of the index mod 32) indexes, 512..4096
+ * (2B and 4B packs, every start of the index mod 32) indexes, 512..65536
  * byte lclusters, big pclusters (CBLKCNT) and 1-block ones, sizes that are
  * or are not a multiple of the lcluster, heads packed densely (pack
  * boundaries) or far apart (delta chains over 2047), ztailpacking.
@@ -188,12 +188,14 @@ static void pick_case(struct zcase *z)
 	uint32_t pcls[] = { 1, 2, 4, 16, 0 };
 
 	memset(z, 0, sizeof(*z));
-	z->bits = 9 + (unsigned int)upto(3);
+	z->bits = 9 + (unsigned int)upto(5);
+	if (!upto(7))	/* 32 and 64 KiB: full indexes only (mkfs/check.c) */
+		z->bits = 15 + (unsigned int)upto(1);
 	z->blksz = 1u << z->bits;
 	pcls[4] = (1u << 20 >> z->bits) > 2047 ? 2047 : 1u << 20 >> z->bits;
 	z->cfg.c = comps[rnd() % 4];
 	z->cfg.pclustersize = pcls[rnd() % 5] * z->blksz;
-	z->cfg.full_index = !upto(3);
+	z->cfg.full_index = !upto(3) || z->bits > EROFS_MAX_COMPACT_LCBITS;
 	z->cfg.tailpacking = upto(1);
 	kiln_compr_finish_cfg(&z->cfg, z->blksz);
 	z->isize = pick_isize(z->blksz);
@@ -374,7 +376,7 @@ static bool round_trip(struct zcase *z, uint32_t first_blk)
 
 /* How many cases had each feature: proof the mix reaches them all. */
 struct coverage {
-	unsigned int full, c2b, c4b, big, tail, aligned, chains, n;
+	unsigned int full, c2b, c4b, large, big, tail, aligned, chains, n;
 };
 
 static void count(struct coverage *c, const struct zcase *z)
@@ -383,6 +385,7 @@ static void count(struct coverage *c, const struct zcase *z)
 	c->full += z->cfg.full_index;
 	c->c2b += z->fmt.compact && z->bits == 12;
 	c->c4b += z->fmt.compact && z->bits < 12;
+	c->large += z->fmt.compact && z->bits > 12;
 	c->big += z->fmt.big_pcluster;
 	c->tail += z->idata != 0;
 	c->aligned += z->isize % z->blksz == 0;
@@ -405,10 +408,11 @@ static void random_cases(unsigned int n)
 		bad += !round_trip(&z, first);
 	}
 	CHECK(bad == 0);
-	printf("  %u files: %u full, %u compact 2B, %u compact 4B only, %u big "
-	       "pclusters, %u inline tails, %u lcluster-aligned sizes, %u over "
-	       "2047 lclusters\n", c.n, c.full, c.c2b, c.c4b, c.big, c.tail,
-	       c.aligned, c.chains);
+	printf("  %u files: %u full, %u compact 2B, %u compact 4B only (%u of "
+	       "8/16 KiB lclusters), %u big pclusters, %u inline tails, %u "
+	       "lcluster-aligned sizes, %u over 2047 lclusters\n", c.n, c.full,
+	       c.c2b, c.c4b + c.large, c.large, c.big, c.tail, c.aligned,
+	       c.chains);
 }
 
 /*

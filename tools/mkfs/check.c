@@ -8,6 +8,7 @@
 #include <string.h>
 #include "check.h"
 #include "common/util.h"
+#include "format/erofs_fs.h"
 #include "write/fcontexts.h"
 #include "write/fsconfig.h"
 #include "write/hints.h"
@@ -128,6 +129,9 @@ static int check_compression(struct kiln_mkfs_opts *o)
 		return -1;
 	}
 	o->pcluster_default = pc;
+	/* the kernel reads compact indexes of lclusters up to 16 KiB only */
+	if (o->blkszbits > EROFS_MAX_COMPACT_LCBITS)
+		o->compr.full_index = true;
 	return finish_algorithms(o, blksz);
 }
 

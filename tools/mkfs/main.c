@@ -90,7 +90,8 @@ static void usage(FILE *f)
 "  -E force-inode-compact, -E force-inode-extended\n"
 "                       32- or 64-byte inodes for every file\n"
 "  -E nosbcrc           no superblock checksum\n"
-"  -b SIZE              block size in bytes, 512..4096 (default 4096)\n"
+"  -b SIZE              block size in bytes, 512..65536 (default 4096;\n"
+"                       the kernel mounts up to its page size)\n"
 "  -d LEVEL             debug level (0 quiet .. 9)\n"
 "  -L LABEL             volume label (at most 15 bytes)\n"
 "  -T SECONDS           set every timestamp to SECONDS (also from\n"
@@ -276,8 +277,9 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 		o->workers = (unsigned int)v;
 		return 0;
 	case 'b':
-		if (kiln_parse_u64(arg, 512, 4096, &v) || (v & (v - 1)))
-			return bad("block size (512, 1024, 2048 or 4096)", arg);
+		if (kiln_parse_u64(arg, 512, 65536, &v) || (v & (v - 1)))
+			return bad("block size (a power of two, 512..65536)",
+				   arg);
 		o->blkszbits = (unsigned int)__builtin_ctzll(v);
 		blksz_given = true;
 		return 0;

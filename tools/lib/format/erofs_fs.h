@@ -23,7 +23,9 @@
 #define EROFS_MAX_BLOCKS	0xFFFFFFFFull
 #define EROFS_NAME_LEN		255
 #define EROFS_MIN_BLKSZBITS	9
-#define EROFS_MAX_BLKSZBITS	12		/* page size on the targets we boot */
+#define EROFS_MAX_BLKSZBITS	16		/* 64 KiB, the largest page size */
+/* compact indexes hold lclusters up to this (kernel: -EOPNOTSUPP above) */
+#define EROFS_MAX_COMPACT_LCBITS	14
 /* the kernel refuses to decompress an extent longer than this */
 #define Z_EROFS_PCLUSTER_MAX_DSIZE	(12u << 20)
 

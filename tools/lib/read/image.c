@@ -211,7 +211,7 @@ static int check_sb(struct kiln_image *img, const uint8_t *blk,
 	if (sb->blkszbits < EROFS_MIN_BLKSZBITS ||
 	    sb->blkszbits > EROFS_MAX_BLKSZBITS) {
 		kiln_diag_set(d, "superblock: block size 2^%u is not supported "
-			      "(512..4096)", sb->blkszbits);
+			      "(512..65536)", sb->blkszbits);
 		return -1;
 	}
 	img->blkszbits = sb->blkszbits;
@@ -258,8 +258,9 @@ static int check_sb(struct kiln_image *img, const uint8_t *blk,
 int kiln_image_open_fd(struct kiln_image *img, int fd, const char *name,
 		       struct kiln_diag *d)
 {
-	/* the checksum covers up to the end of a 4 KiB block at most */
-	uint8_t blk[4096];
+	/* the checksum covers the rest of block 0, up to 64 KiB */
+	uint8_t *blk = xcalloc(1, 1u << EROFS_MAX_BLKSZBITS);
+	uint32_t max = 1u << EROFS_MAX_BLKSZBITS;
 	struct stat st;
 
 	memset(img, 0, sizeof(*img));
@@ -271,22 +272,22 @@ int kiln_image_open_fd(struct kiln_image *img, int fd, const char *name,
 	}
 	img->size = S_ISBLK(st.st_mode) ?
 		    (uint64_t)lseek(fd, 0, SEEK_END) : (uint64_t)st.st_size;
-	memset(blk, 0, sizeof(blk));
 	if (img->size < EROFS_SUPER_OFFSET + EROFS_SUPER_SIZE) {
 		kiln_diag_set(d, "%s: %llu bytes is too small for an EROFS "
 			      "image", name, (unsigned long long)img->size);
 		goto fail;
 	}
-	if (pread_all(fd, blk, img->size < sizeof(blk) ? img->size :
-		      sizeof(blk), 0) < 0) {
+	if (pread_all(fd, blk, img->size < max ? img->size : max, 0) < 0) {
 		kiln_diag_set(d, "%s: read error: %s", name, strerror(errno));
 		goto fail;
 	}
 	if (check_sb(img, blk, d) || kiln_devices_load(img, d) ||
 	    kiln_xattr_prefixes_load(img, d) || kiln_packed_load(img, d))
 		goto fail;
+	free(blk);
 	return 0;
 fail:
+	free(blk);
 	kiln_devices_free(img);
 	kiln_xattr_prefixes_free(img);
 	free(img->packed);

@@ -23,8 +23,9 @@ static bool use_2b(const struct kiln_zmap_fmt *f)
 }
 
 /*
- * Compact indexes are packs of vcnt entries of w bits (lo | type << 12) and
- * a le32 block base: 4B packs hold 2 entries of 16 bits, 2B packs 16 of 14.
+ * Compact indexes are packs of vcnt entries of w bits (lo | type << lobits,
+ * lobits 12 or the lcluster's, at most 14) and a le32 block base: 4B packs
+ * hold 2 entries of 16 bits, 2B packs 16 of 14.
  * The first records up to a 32-byte boundary and the leftovers go in 4B
  * packs, the run between in 2B packs (when lclusters are 4 KiB).
  */
@@ -136,6 +137,7 @@ static void encode_full(uint8_t *rec, const struct z_erofs_lcluster *r, uint64_t
  */
 struct packer {
 	bool big;
+	unsigned int lobits;		/* the kernel's: 12, or the lcluster's */
 	uint32_t cur;			/* next pcluster's block */
 	bool pending;			/* last head's size not yet counted */
 };
@@ -178,7 +180,7 @@ static uint8_t *encode_pack(struct packer *pk, uint8_t *p, const struct z_erofs_
 			pk->cur++;
 			first_head = false;
 		}
-		v = lo | (uint32_t)e->type << 12;
+		v = lo | (uint32_t)e->type << pk->lobits;
 		for (unsigned int k = 0; k < w; k++, bit++)
 			if (v >> k & 1)
 				p[bit / 8] |= (uint8_t)(1u << (bit % 8));
@@ -190,7 +192,8 @@ static uint8_t *encode_pack(struct packer *pk, uint8_t *p, const struct z_erofs_
 static void encode_compact(uint8_t *p, const struct z_erofs_lcluster *r, uint64_t nlc,
 			   const struct kiln_zmap_fmt *f, uint32_t first_blk)
 {
-	struct packer pk = { .big = f->big_pcluster, .cur = first_blk };
+	struct packer pk = { .big = f->big_pcluster, .cur = first_blk,
+			     .lobits = f->blkszbits > 12 ? f->blkszbits : 12 };
 	struct regions g = compact_regions(nlc, f);
 	uint64_t k = 0;
 
