@@ -29,18 +29,20 @@ struct kiln_dentry {
 };
 
 /*
- * --tar=i: a file's data as it lies in the tar. A sparse file has several
- * runs, in file order; the tar holds them back to back from its data
- * offset.
+ * A file whose data stays where it is, on another device the image names
+ * (--tar=i: the tar; merged layers: each layer's image): runs of the
+ * file, in order, and where each lies on the device. A sparse file has
+ * several, with holes between.
  */
-struct kiln_tarrun {
+struct kiln_devrun {
 	uint64_t off, len;		/* bytes of the file */
-	uint64_t taroff;		/* where they are in the tar */
+	uint64_t devoff;		/* where they are on the device */
 };
 
-struct kiln_tarmap {
+struct kiln_devmap {
+	uint16_t device;		/* 1.. in the device table */
 	uint32_t nr;
-	struct kiln_tarrun run[];
+	struct kiln_devrun run[];
 };
 
 struct kiln_inode {
@@ -56,7 +58,7 @@ struct kiln_inode {
 	char *srcpath;			/* first path it was found at */
 	const struct kiln_spool *spool;	/* --tar=f: data is in the spool, */
 	uint64_t spool_off;		/* from here */
-	struct kiln_tarmap *tarmap;	/* --tar=i: where its data is */
+	struct kiln_devmap *devmap;	/* data left on another device */
 	struct timespec src_mtim;	/* to notice a file changing under us */
 	char *symlink;			/* target of a symlink (size bytes) */
 	bool scanned;			/* dir: its entries are final */

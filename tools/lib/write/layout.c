@@ -121,7 +121,7 @@ static int prepare_inode(struct kiln_inode *in, const struct kiln_layout *l,
 	if (o->chunkbits && !in->zwritten && S_ISREG(in->mode) &&
 	    in->size >= l->blksz)
 		in->chunked = true;
-	if (in->tarmap)		/* --tar=i: chunk indexes into the tar */
+	if (in->devmap)		/* data on another device: chunk indexes */
 		in->chunked = true;
 	return choose_form(in, l, o);
 }

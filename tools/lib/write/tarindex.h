@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * --tar=i: an index of a tar. Each regular file is chunk-based, its chunk
- * indexes naming blocks of device 1, the tar itself (512-byte blocks, as
- * a tar's records are), so no file data is copied. The kernel reads the
+ * --tar=i: an index of a tar. Each regular file's data is left where it
+ * is, on device 1, the tar itself (512-byte blocks, as a tar's records
+ * are): devchunks.c makes its chunk indexes. The kernel reads the
  * tar through -o device=TAR, or, mounted without it, from the image's own
  * blocks after mapped_blkaddr: the tar appended to the image.
  */
@@ -12,7 +12,6 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include "inode.h"
-#include "records.h"
 #include "tarscan.h"
 
 /*
@@ -22,8 +21,5 @@
  */
 int kiln_tarindex_entry(struct tarscan *ts, struct archive *a,
 			struct archive_entry *e, struct kiln_inode *in);
-/* Stages in's record: inode, xattrs, then its chunk indexes. */
-int kiln_tarindex_stage(struct kiln_inode *in, struct kiln_records *r,
-			unsigned int blkszbits);
 
 #endif

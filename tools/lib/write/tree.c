@@ -509,7 +509,7 @@ static void inode_free(struct kiln_inode *in)
 	free(in->srcpath);
 	free(in->symlink);
 	free(in->zext);
-	free(in->tarmap);
+	free(in->devmap);
 	free(in);
 }
 

@@ -21,7 +21,7 @@
 #include "tree.h"
 #include "flat.h"
 #include "records.h"
-#include "tarindex.h"
+#include "devchunks.h"
 #include "writeback.h"
 #include "format/erofs_fs.h"
 #include "format/le.h"
@@ -297,7 +297,7 @@ static int write_chunked(struct kiln_writer *w)
 
 		if (!in->chunked)
 			continue;
-		ret = in->tarmap ? kiln_tarindex_stage(in, &w->recs,
+		ret = in->devmap ? kiln_devchunks_stage(in, &w->recs,
 						       l->blkszbits) :
 		      kiln_chunked_write(&c, in, &w->recs);
 		w->chunked |= in->datalayout == EROFS_INODE_CHUNK_BASED;
