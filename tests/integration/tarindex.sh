@@ -26,7 +26,7 @@ tarindex_same() {
 
 test_tarindex_roundtrip() {
 	need_root
-	local fmt dev
+	local fmt
 	tar_tree
 	# what the kernel shows is the source (pax keeps xattrs too)
 	tar_of "$T/src" pax > "$T/t.tar"
@@ -39,12 +39,7 @@ test_tarindex_roundtrip() {
 		fail "dump: $(cat "$T/ext")"
 	grep -q '0\.\. *0 |' "$T/ext" || fail "no hole in /sparse: $(cat "$T/ext")"
 	# the other way: the tar as the device, the index alone
-	dev=$(losetup -f --show -r "$T/t.tar") || fail "no loop device"
-	echo "losetup -d $dev" >> "$T/.cleanup"
-	mkdir -p "$T/md"
-	mount -t erofs -o "ro,device=$dev" "$T/idx" "$T/md" ||
-		fail "kernel refused the index with device=$dev"
-	echo "$T/md" >> "$T/.mounts"
+	mount_devices "$T/idx" "$T/md" "$T/t.tar"
 	$TREECMP "$T/src" "$T/md" || fail "index with device= differs"
 	umount "$T/md"
 	# the tar is the extra device, as in 1.9.3: its length through the

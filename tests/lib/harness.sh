@@ -63,6 +63,22 @@ mount_erofs() {
 	echo "$2" >> "$T/.mounts"
 }
 
+# mount_devices IMG DIR DEVFILE...: IMG mounted at DIR with each DEVFILE,
+# through a read-only loop device, as its extra devices (-o device=).
+mount_devices() {
+	local img=$1 dir=$2 opts=ro f d
+	shift 2
+	for f in "$@"; do
+		d=$(losetup -f --show -r "$f") || fail "no loop device for $f"
+		echo "losetup -d $d" >> "$T/.cleanup"
+		opts="$opts,device=$d"
+	done
+	mkdir -p "$dir"
+	mount -t erofs -o "$opts" "$img" "$dir" ||
+		fail "kernel refused $img with -o $opts"
+	echo "$dir" >> "$T/.mounts"
+}
+
 cleanup_test() {
 	# undone in reverse: loop devices after the mounts over them
 	if [ -f "$T/.mounts" ]; then

@@ -21,6 +21,8 @@ struct kiln_mkfs_opts {
 	const char *source;		/* source directory (tar: NULL, "-": stdin) */
 	bool tar;			/* --tar: source is a tar stream */
 	bool tar_index;			/* --tar=i: data left in the tar */
+	char **layers;			/* EROFS images to merge, bottom first */
+	unsigned int nr_layers;
 	bool aufs;			/* --aufs: .wh. entries to overlayfs */
 	bool ovlfs_strip;		/* --ovlfs-strip=1: no overlayfs marks */
 	unsigned int blkszbits;

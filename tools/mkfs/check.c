@@ -9,6 +9,7 @@
 #include "check.h"
 #include "common/util.h"
 #include "format/erofs_fs.h"
+#include "read/image.h"
 #include "write/fcontexts.h"
 #include "write/fsconfig.h"
 #include "write/hints.h"
@@ -156,13 +157,44 @@ static int check_tar_index(struct kiln_mkfs_opts *o, bool blksz_given)
 	return 0;
 }
 
+/*
+ * Merging layers: the image holds metadata, the layers the data, as it
+ * is; blocks are the first layer's (each must have the same).
+ */
+static int check_layers(struct kiln_mkfs_opts *o, bool blksz_given)
+{
+	struct kiln_image img;
+	struct kiln_diag d;
+
+	if (!o->nr_layers)
+		return 0;
+	if (o->nr_layers > 65535)
+		return kiln_err("at most 65535 layers"), -1;
+	if (o->compress || o->chunkbits || o->compr.dedupe ||
+	    o->compr.fragments || o->compress_hints)
+		return kiln_err("merged layers keep their data where it is: -z, "
+				"--chunksize, --compress-hints and -E dedupe or "
+				"fragments do not apply"), -1;
+	if (kiln_image_open(&img, o->layers[0], &d))
+		return kiln_err("%s", d.msg), -1;
+	if (blksz_given && o->blkszbits != img.blkszbits) {
+		kiln_image_close(&img);
+		return kiln_err("-b: the layers' blocks are %u bytes",
+				img.blksz), -1;
+	}
+	o->blkszbits = img.blkszbits;
+	kiln_image_close(&img);
+	return 0;
+}
+
 int mkfs_check_opts(struct kiln_mkfs_opts *o, bool blksz_given,
 		    const char *fs_config_file)
 {
 	if (o->aufs && !o->tar)
 		return kiln_err("--aufs reads a tar's .wh. entries: it needs "
 				"--tar"), -1;
-	return check_tar_index(o, blksz_given) || check_compression(o) ||
+	return check_tar_index(o, blksz_given) ||
+	       check_layers(o, blksz_given) || check_compression(o) ||
 	       load_android(o, fs_config_file) ? -1 : source_date_epoch(o);
 }
 

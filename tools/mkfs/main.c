@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "kiln.h"
 #include "blocklist.h"
 #include "check.h"
@@ -56,6 +57,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: mkfs.erofs [OPTIONS] IMAGE SOURCE_DIR\n"
 "       mkfs.erofs [OPTIONS] --tar=f|i IMAGE [TARFILE]\n"
+"       mkfs.erofs [OPTIONS] IMAGE LAYER.erofs...\n"
 "Make an EROFS image of SOURCE_DIR, or of a tar archive (TARFILE absent\n"
 "or '-': standard input).\n\n"
 "  -z ALG[,LEVEL]       compress with lz4, lz4hc (1..12), zstd (1..22),\n"
@@ -402,6 +404,14 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 	return -1;
 }
 
+/* A directory, or what cannot be read at all (the walk then says why). */
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) || S_ISDIR(st.st_mode);
+}
+
 static int parse_args(int argc, char **argv, struct kiln_mkfs_opts *o)
 {
 	int c;
@@ -425,7 +435,11 @@ static int parse_args(int argc, char **argv, struct kiln_mkfs_opts *o)
 		if (parse_one(c, optarg, o))
 			return -1;
 	}
-	if (argc - optind != 2 && !(o->tar && argc - optind == 1)) {
+	/* sources that are images, not a directory: layers to merge */
+	if (!o->tar && argc - optind >= 2 && !is_dir(argv[optind + 1])) {
+		o->layers = argv + optind + 1;
+		o->nr_layers = (unsigned int)(argc - optind - 1);
+	} else if (argc - optind != 2 && !(o->tar && argc - optind == 1)) {
 		kiln_err(o->tar ? "need IMAGE and at most one TARFILE (try "
 			 "--help)" : "need IMAGE and SOURCE_DIR (try --help)");
 		return -1;

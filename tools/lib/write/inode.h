@@ -45,6 +45,12 @@ struct kiln_devmap {
 	struct kiln_devrun run[];
 };
 
+/* A device of the device table: --tar=i's tar, or a merged layer. */
+struct kiln_device {
+	uint64_t blocks;
+	uint8_t tag[64];		/* what names it, or zeros */
+};
+
 struct kiln_inode {
 	/* what the source tree says */
 	uint32_t mode;
@@ -107,7 +113,8 @@ struct kiln_inode {
 struct kiln_tree {
 	struct kiln_inode *root;
 	struct kiln_spool *spool;	/* --tar=f: where file data is */
-	uint64_t tar_bytes;		/* --tar=i: the tar, the image's device */
+	struct kiln_device *devices;	/* what devmaps name: 1.. */
+	uint16_t nr_devices;
 	struct kiln_inode **inodes;	/* every inode, in scan order */
 	uint32_t nr_inodes;
 };

@@ -319,11 +319,11 @@ uint64_t kiln_head_blocks(const struct kiln_mkfs_opts *o,
 	struct meta_alloc a;
 	uint64_t n;
 
-	if (o->tar_index) {	/* one slot: the tar */
+	if (kiln_nr_devices(o)) {	/* the tar, or each layer */
 		end = round_up(end, EROFS_DEVT_SLOT_SIZE);
 		if (devt_pos)
 			*devt_pos = end;
-		end += EROFS_DEVT_SLOT_SIZE;
+		end += (uint64_t)kiln_nr_devices(o) * EROFS_DEVT_SLOT_SIZE;
 	}
 	meta_alloc_init(&a, blksz, end);
 	if (o->nr_xattr_prefixes) {	/* 32-byte aligned: a 4-byte unit */

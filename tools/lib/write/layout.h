@@ -37,6 +37,11 @@ int kiln_layout(struct kiln_tree *tree, struct kiln_xattr_pool *pool,
  */
 uint64_t kiln_head_blocks(const struct kiln_mkfs_opts *o,
 			  uint64_t *prefix_pos, uint64_t *devt_pos);
+/* Devices in the device table: --tar=i's tar, or the layers merged. */
+static inline unsigned int kiln_nr_devices(const struct kiln_mkfs_opts *o)
+{
+	return o->tar_index ? 1 : o->nr_layers;
+}
 /* Gives flat data its blocks from *blk on; *blk ends after them. */
 int kiln_layout_place_flat(const struct kiln_layout *l, uint64_t *blk);
 /* Superblock extension: the compression configuration records. */

@@ -63,10 +63,10 @@ static int scan(const struct kiln_mkfs_opts *o, struct kiln_target *t,
 	uint64_t t0 = kiln_prof_start();
 	int ret;
 
-	if (!o->tar)	/* profiles its waits as the walk */
+	if (!o->tar && !o->nr_layers)	/* profiles its waits as the walk */
 		return kiln_tree_scan(o, wq, tree, t->skip, t->nr_skip,
 				      kiln_writer_visit, w);
-	ret = kiln_tar_scan(o, tree);
+	ret = o->tar ? kiln_tar_scan(o, tree) : kiln_layers_scan(o, tree);
 	kiln_prof_add(KILN_PROF_WALK, t0);
 	return ret ? ret : kiln_tree_visit(tree, kiln_writer_visit, w);
 }

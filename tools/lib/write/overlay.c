@@ -2,7 +2,8 @@
 /*
  * --ovlfs-strip=1: an image meant to be used on its own, not as an
  * overlayfs layer. Whiteouts (character devices 0:0) are left out and no
- * directory keeps overlayfs' "opaque" mark, as erofs-utils strips them.
+ * directory keeps overlayfs' "opaque" mark, as erofs-utils strips them,
+ * nor the "origin" mark that only told of whiteouts (a merged layer's).
  */
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -21,6 +22,7 @@ void kiln_tree_ovlfs_strip(struct kiln_tree *t)
 		uint32_t k = 0;
 
 		kiln_xattr_remove(in, "trusted.overlay.opaque");
+		kiln_xattr_remove(in, "trusted.overlay.origin");
 		for (uint32_t j = 0; j < in->nr_dentries; j++) {
 			struct kiln_dentry *d = &in->dentries[j];
 

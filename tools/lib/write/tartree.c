@@ -321,7 +321,9 @@ static void index_close(struct tarscan *ts, struct archive *a)
 {
 	la_int64_t n = archive_filter_bytes(a, 0);
 
-	ts->tree->tar_bytes = n > 0 ? (uint64_t)n : 0;
+	ts->tree->devices = xcalloc(1, sizeof(*ts->tree->devices));
+	ts->tree->nr_devices = 1;
+	ts->tree->devices[0].blocks = n > 0 ? ((uint64_t)n + 511) / 512 : 0;
 	if (ts->tar_fd >= 0)
 		close(ts->tar_fd);
 }

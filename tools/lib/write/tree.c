@@ -532,6 +532,7 @@ void kiln_tree_drop_unlinked(struct kiln_tree *t)
 
 void kiln_tree_free(struct kiln_tree *tree)
 {
+	free(tree->devices);
 	for (uint32_t i = 0; i < tree->nr_inodes; i++)
 		inode_free(tree->inodes[i]);
 	free(tree->inodes);

@@ -35,6 +35,8 @@ int kiln_tree_visit_waiting(struct kiln_inode *root,
 			    void *wctx, kiln_visit_fn *visit, void *ctx);
 /* Builds the tree from the tar o->source (NULL or "-": stdin), --tar=f. */
 int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree);
+/* Builds the tree of the EROFS images o->layers merged (layers.c). */
+int kiln_layers_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree);
 void kiln_tree_free(struct kiln_tree *tree);
 /* Appends in to the tree's inodes (callers serialise). */
 void kiln_tree_add(struct kiln_tree *t, struct kiln_inode *in);

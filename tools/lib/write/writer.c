@@ -150,23 +150,33 @@ static void set_compression(struct erofs_super_block *sb, uint8_t *meta,
 }
 
 /*
- * --tar=i: device 1 is the tar. Mounted without device=, its blocks are
- * the image's from the end of this one's on: the tar appended.
+ * The devices data was left on (--tar=i's tar, merged layers). Mounted
+ * without device=, device k's blocks are the image's from mapped_blkaddr
+ * on: the devices appended to this image in order.
  */
-static void add_tar_device(struct kiln_writer *w, const struct kiln_tree *t,
-			   struct erofs_super_block *sb)
+static void add_devices(struct kiln_writer *w, const struct kiln_tree *t,
+			struct erofs_super_block *sb)
 {
-	uint64_t blocks = (t->tar_bytes + w->l->blksz - 1) >> w->l->blkszbits;
-	struct erofs_deviceslot slot = {
-		/* indexed data lies within 2^32 blocks (tarindex.c) */
-		.blocks = (uint32_t)(blocks < UINT32_MAX ? blocks : UINT32_MAX),
-		.mapped_blkaddr = (uint32_t)w->end_blk,
-	};
+	uint64_t at = w->end_blk;
 
 	sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_DEVICE_TABLE;
-	sb->extra_devices = 1;
+	sb->extra_devices = t->nr_devices;
 	sb->devt_slotoff = (uint16_t)(w->devt_pos / EROFS_DEVT_SLOT_SIZE);
-	erofs_deviceslot_encode(w->head + w->devt_pos, &slot);
+	for (uint16_t i = 0; i < t->nr_devices; i++) {
+		const struct kiln_device *dev = &t->devices[i];
+		struct erofs_deviceslot slot = {
+			/* indexed data lies within 2^32 blocks */
+			.blocks = (uint32_t)(dev->blocks < UINT32_MAX ?
+					     dev->blocks : UINT32_MAX),
+			.mapped_blkaddr = (uint32_t)(at < UINT32_MAX ?
+						     at : UINT32_MAX),
+		};
+
+		memcpy(slot.tag, dev->tag, sizeof(slot.tag));
+		erofs_deviceslot_encode(w->head + w->devt_pos +
+					i * EROFS_DEVT_SLOT_SIZE, &slot);
+		at += dev->blocks;
+	}
 }
 
 /* The superblock, but for its checksum and a derived uuid. */
@@ -199,8 +209,8 @@ static int fill_superblock(struct kiln_writer *w, const struct kiln_tree *t,
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_FRAGMENTS;
 	if (w->chunked)
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_CHUNKED_FILE;
-	if (o->tar_index)
-		add_tar_device(w, t, sb);
+	if (t->nr_devices)
+		add_devices(w, t, sb);
 	if (o->nr_xattr_prefixes) {
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES;
 		sb->xattr_prefix_count = (uint8_t)o->nr_xattr_prefixes;
@@ -280,7 +290,7 @@ static void stage_records(struct kiln_writer *w)
 
 /*
  * --chunksize: chunk-based files go after the flat data, in order.
- * --tar=i: their data is in the tar; only their indexes are made.
+ * Data left on another device (--tar=i, layers): only indexes are made.
  */
 static int write_chunked(struct kiln_writer *w)
 {
@@ -288,7 +298,7 @@ static int write_chunked(struct kiln_writer *w)
 	struct kiln_chunked c;
 	int ret = 0;
 
-	if (!w->o->chunkbits && !w->o->tar_index)
+	if (!w->o->chunkbits && !kiln_nr_devices(w->o))
 		return 0;
 	kiln_chunked_init(&c, w->fd, w->image, w->o, &w->wb, w->end_blk);
 	c.zero_fill = w->flat.zero_fill;

@@ -1,0 +1,102 @@
+# mkfs.erofs MERGED LAYER... : layers merged as containerd's erofs
+# snapshotter asks (erofs-utils' rebuild mode): metadata only, file data
+# left in each layer, device k of the table. The oracle is overlayfs over
+# the same layers, each mounted by the kernel: the merged image (layers
+# appended, or given as device= loop devices) must show the same tree.
+
+# Three layers, the last on top: a plain tree; containerd's --tar=f
+# --aufs layer (an opaque d, e/x whited out); a chunk-based layer that
+# replaces a file, adds a directory and a file into a lower one.
+layers_make() {
+	local l1=$T/l1 l3=$T/l3
+	mkdir -p "$l1/d" "$l1/e" "$l1/keep/deep" "$l3/keep" "$l3/new"
+	echo old > "$l1/d/old"
+	echo x > "$l1/e/x"
+	echo y > "$l1/e/y"
+	seq 1 100000 > "$l1/keep/text"
+	head -c 300000 /dev/urandom > "$l1/keep/deep/noise"
+	ln "$l1/keep/deep/noise" "$l1/keep/noise-link"
+	ln -s keep/text "$l1/link"
+	truncate -s 2M "$l1/sparse"
+	echo mid | dd of="$l1/sparse" bs=1 seek=1000000 conv=notrunc status=none
+	mkfifo "$l1/fifo"
+	mknod "$l1/null" c 1 3
+	: > "$l1/empty"
+	setfattr -n user.layer -v one "$l1/keep/text"
+	chown 123:456 "$l1/keep/deep"
+	mkfs -Enoinline_data "$T/L1" "$l1"
+	aufs_layer
+	mkfs --tar=f --aufs -Enoinline_data "$T/L2" "$T/layer.tar"
+	head -c 200000 /dev/urandom > "$l3/new/a"
+	cp "$l3/new/a" "$l3/new/b"
+	seq 5 5000 > "$l3/keep/text"
+	echo added > "$l3/keep/added"
+	mkfs --chunksize=8192 -Enoinline_data "$T/L3" "$l3"
+	for n in 1 2 3; do
+		mount_erofs "$T/L$n" "$T/m$n"
+	done
+	mkdir -p "$T/ov"
+	mount -t overlay overlay -o "lowerdir=$T/m3:$T/m2:$T/m1" "$T/ov" ||
+		fail "overlayfs refused the layers"
+	echo "$T/ov" >> "$T/.mounts"
+}
+
+test_layers_merge() {
+	need_root
+	local n
+	layers_make
+	mkfs --ovlfs-strip=1 --workers=1 "$T/merged" "$T/L1" "$T/L2" "$T/L3"
+	mkfs --ovlfs-strip=1 --workers=3 "$T/merged3" "$T/L1" "$T/L2" "$T/L3"
+	cmp "$T/merged" "$T/merged3" || fail "differs by workers"
+	[ "$(stat -c %s "$T/merged")" -le 16384 ] || fail "merged image holds data?"
+	cat "$T/merged" "$T/L1" "$T/L2" "$T/L3" > "$T/one"
+	mount_erofs "$T/one" "$T/mm"
+	$TREECMP "$T/ov" "$T/mm" || fail "merged image differs from overlayfs"
+	umount "$T/mm"
+	extract_cmp "$T/one" "$T/ov"
+	# the layers as devices, the merged image alone
+	mount_devices "$T/merged" "$T/md" "$T/L1" "$T/L2" "$T/L3"
+	$TREECMP "$T/ov" "$T/md" || fail "merged image (devices) differs"
+	umount "$T/md"
+	# unstripped, the marks stay: overlayfs reads it as the same tree
+	mkfs "$T/merged" "$T/L1" "$T/L2" "$T/L3"
+	cat "$T/merged" "$T/L1" "$T/L2" "$T/L3" > "$T/one"
+	mount_erofs "$T/one" "$T/mm"
+	[ "$(stat -c '%F %t:%T' "$T/mm/e/x")" = "character special file 0:0" ] ||
+		fail "e/x is not a whiteout"
+	mkdir -p "$T/empty" "$T/ov2"
+	mount -t overlay overlay -o "lowerdir=$T/mm:$T/empty" "$T/ov2" ||
+		fail "overlayfs refused the merged image"
+	echo "$T/ov2" >> "$T/.mounts"
+	$TREECMP "$T/ov" "$T/ov2" || fail "merged image as a layer differs"
+}
+
+# Refused, one line, no image: layers whose data is not where a chunk
+# index can point (compressed, inline tails), mixed block sizes, a tar
+# index as a layer, options that would rewrite data, a missing layer.
+test_layers_bad() {
+	local a t
+	mkdir -p "$T/src"
+	seq 1 3000 > "$T/src/f"
+	mkfs -Enoinline_data "$T/ok" "$T/src"
+	mkfs -zlz4 "$T/zip" "$T/src"
+	mkfs "$T/inline" "$T/src"
+	mkfs -b 1024 -Enoinline_data "$T/b1k" "$T/src"
+	tar -C "$T/src" -cf "$T/s.tar" .
+	mkfs --tar=i "$T/tari" "$T/s.tar"
+	for t in "ok zip" "ok inline" "ok b1k" "tari" "ok missing"; do
+		# shellcheck disable=SC2046
+		if "$BIN/mkfs.erofs" --quiet "$T/img" $(printf "$T/%s " $t) 2> "$T/err"; then
+			fail "$t: accepted"
+		fi
+		[ "$(wc -l < "$T/err")" = 1 ] || fail "$t: $(cat "$T/err")"
+		[ ! -e "$T/img" ] || fail "$t: left an image"
+	done
+	for a in -zlz4 --chunksize=4096 -Ededupe "-b 512"; do
+		# shellcheck disable=SC2086
+		if "$BIN/mkfs.erofs" --quiet $a "$T/img" "$T/ok" "$T/ok" 2> "$T/err"; then
+			fail "$a: accepted"
+		fi
+		[ "$(wc -l < "$T/err")" = 1 ] || fail "$a: $(cat "$T/err")"
+	done
+}

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Merging layers: the tree overlayfs would show of EROFS images stacked
+ * in order (the last on top), as containerd's erofs snapshotter asks of
+ * `mkfs.erofs MERGED LAYER...`. The image holds metadata only: each
+ * file's data stays in its layer, device k of the device table (the k-th
+ * image named), through chunk indexes (devchunks.c). Layers are read from
+ * the top down, as erofs-utils does: a name an upper layer has hides the
+ * lower ones', but for directories, which merge unless the upper one is
+ * opaque; a whiteout hides what is below it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "common/util.h"
+#include "format/erofs_fs.h"
+#include "read/reader.h"
+#include "tarscan.h"
+#include "tree.h"
+#include "xattr.h"
+
+#define OVL_OPAQUE "trusted.overlay.opaque"
+
+/* One layer being read: its image, and its inodes seen (hard links). */
+struct layer {
+	struct tarscan *ts;
+	struct kiln_image img;
+	struct kiln_dctx *x;
+	const char *name;
+	uint16_t device;
+	struct kiln_diag d;
+	struct { uint64_t nid; struct kiln_inode *in; } *seen;
+	size_t cap, used;
+};
+
+/* The slot of nid in the seen table (open addressing). */
+static size_t seen_slot(const struct layer *ly, uint64_t nid)
+{
+	size_t i = (size_t)((nid * 0x9e3779b97f4a7c15ull) >> 20) & (ly->cap - 1);
+
+	while (ly->seen[i].in && ly->seen[i].nid != nid)
+		i = (i + 1) & (ly->cap - 1);
+	return i;
+}
+
+static void seen_add(struct layer *ly, uint64_t nid, struct kiln_inode *in)
+{
+	if (ly->used * 2 >= ly->cap) {
+		__typeof__(ly->seen) old = ly->seen;
+		size_t oldcap = ly->cap;
+
+		ly->cap = oldcap ? oldcap * 2 : 256;
+		ly->seen = xcalloc(ly->cap, sizeof(*ly->seen));
+		for (size_t i = 0; i < oldcap; i++)
+			if (old[i].in)
+				ly->seen[seen_slot(ly, old[i].nid)] = old[i];
+		free(old);
+	}
+	ly->seen[seen_slot(ly, nid)].nid = nid;
+	ly->seen[seen_slot(ly, nid)].in = in;
+	ly->used++;
+}
+
+static int layer_err(struct layer *ly, const char *path, const char *what)
+{
+	kiln_err("%s: %s: %s", ly->name, *path ? path : "/", what);
+	return -1;
+}
+
+static int add_xattr(void *arg, const char *name, const void *value,
+		     size_t len)
+{
+	struct kiln_inode *in = arg;
+
+	if (!strcmp(name, OVL_OPAQUE) && len == 1 && *(const char *)value == 'y')
+		in->opaque = true;
+	return kiln_xattr_add(in, in->srcpath, name, value, len);
+}
+
+/* Where a regular file's bytes are in its layer: runs, holes left out. */
+static int data_runs(struct layer *ly, const struct kiln_rinode *ri,
+		     struct kiln_inode *in)
+{
+	struct kiln_extents l = { 0 };
+	struct kiln_fpos pos = { 0 };
+	struct kiln_devmap *m = xcalloc(1, sizeof(*m));
+	uint32_t cap = 0;
+
+	in->devmap = m;
+	m->device = ly->device;
+	if (ri->layout != EROFS_INODE_FLAT_PLAIN &&
+	    ri->layout != EROFS_INODE_CHUNK_BASED &&
+	    (ri->layout != EROFS_INODE_FLAT_INLINE || ri->size % ly->img.blksz))
+		return layer_err(ly, in->srcpath, "data compressed or inline: "
+				 "a merged image points at a layer's blocks "
+				 "(make layers with -E noinline_data, "
+				 "uncompressed)");
+	while (pos.la < ri->size) {
+		if (kiln_file_map(&ly->img, ri, &pos, &l, KILN_WINDOW_EXTENTS,
+				  UINT64_MAX, &ly->d)) {
+			free(l.e);
+			return layer_err(ly, in->srcpath, ly->d.msg);
+		}
+		for (size_t i = 0; i < l.nr; i++) {
+			const struct kiln_fext *e = &l.e[i];
+			struct kiln_devrun *r = m->nr ? &m->run[m->nr - 1] : NULL;
+
+			if (e->kind == KILN_EXT_HOLE)
+				continue;
+			if (r && r->off + r->len == e->la &&
+			    r->devoff + r->len == e->pa) {
+				r->len += e->llen;
+				continue;
+			}
+			if (m->nr == cap) {
+				cap = cap ? cap * 2 : 4;
+				m = in->devmap = xrealloc(m, sizeof(*m) +
+						cap * sizeof(m->run[0]));
+			}
+			m->run[m->nr++] = (struct kiln_devrun){
+				.off = e->la, .len = e->llen, .devoff = e->pa };
+		}
+	}
+	free(l.e);
+	return 0;
+}
+
+/* A new inode in the merged tree, of the layer's inode ri at path. */
+static struct kiln_inode *layer_inode(struct layer *ly,
+				      const struct kiln_rinode *ri,
+				      const char *path)
+{
+	struct kiln_inode *in = tar_inode_new(ly->ts, path, ri->mode, ri->uid,
+					      ri->gid, ri->mtime,
+					      ri->mtime_nsec);
+	uint8_t *buf = NULL;
+
+	if (!in)
+		return NULL;
+	if (ly->ts->o->xattr_tolerance >= 0 &&
+	    kiln_xattr_each(&ly->img, ri, add_xattr, in, &ly->d))
+		return layer_err(ly, path, ly->d.msg), NULL;
+	if (S_ISCHR(ri->mode) || S_ISBLK(ri->mode))
+		in->rdev = ri->iu;
+	if (S_ISLNK(ri->mode)) {
+		if (kiln_read_all(&ly->img, ri, ly->x, 4095, &buf, &ly->d))
+			return layer_err(ly, path, ly->d.msg), NULL;
+		in->symlink = xmalloc(ri->size + 1);
+		memcpy(in->symlink, buf, ri->size);
+		in->symlink[ri->size] = '\0';
+		in->size = ri->size;
+		free(buf);
+	}
+	if (S_ISREG(ri->mode) && ri->size) {
+		in->size = ri->size;
+		if (data_runs(ly, ri, in))
+			return NULL;
+	}
+	return in;
+}
+
+static int walk_dir(struct layer *ly, const struct kiln_rinode *dri,
+		    struct kiln_inode *mdir, const char *dpath);
+
+struct dir_walk {
+	struct layer *ly;
+	struct kiln_inode *mdir;	/* the merged directory */
+	const char *dpath;
+};
+
+/* A name the merged tree has already, from a layer above. */
+static int under(struct layer *ly, struct kiln_inode *upper, uint64_t nid,
+		 const char *path)
+{
+	struct kiln_rinode ri;
+
+	if (!S_ISDIR(upper->mode) || upper->opaque)
+		return 0;		/* hidden */
+	if (kiln_inode_load(&ly->img, nid, &ri, &ly->d))
+		return layer_err(ly, path, ly->d.msg);
+	if (S_ISCHR(ri.mode) && !ri.iu)
+		upper->opaque = true;	/* below, this name was whited out */
+	return S_ISDIR(ri.mode) ? walk_dir(ly, &ri, upper, path) : 0;
+}
+
+/* "DIR/NAME", or "NAME" in the root (""). */
+static char *join(const char *dir, const char *name, size_t len)
+{
+	size_t dl = strlen(dir);
+	char *p = xmalloc(dl + len + 2);
+
+	memcpy(p, dir, dl);
+	if (dl)
+		p[dl++] = '/';
+	memcpy(p + dl, name, len);
+	p[dl + len] = '\0';
+	return p;
+}
+
+static int dir_entry(void *arg, const char *name, size_t len, uint64_t nid,
+		     uint8_t ftype)
+{
+	struct dir_walk *w = arg;
+	struct layer *ly = w->ly;
+	struct tar_node *n = tar_node_find(ly->ts, w->mdir, name, len);
+	char *path = join(w->dpath, name, len);
+	struct kiln_rinode ri;
+	struct kiln_inode *in;
+	size_t slot;
+	int ret = -1;
+
+	(void)ftype;
+	if ((len == 1 && name[0] == '.') ||
+	    (len == 2 && name[0] == '.' && name[1] == '.')) {
+		ret = 0;
+	} else if (n->dir) {
+		ret = under(ly, tar_node_dentry(n)->inode, nid, path);
+	} else if (kiln_inode_load(&ly->img, nid, &ri, &ly->d)) {
+		layer_err(ly, path, ly->d.msg);
+	} else if (!S_ISDIR(ri.mode) && ly->cap &&
+		   ly->seen[slot = seen_slot(ly, nid)].in) {
+		in = ly->seen[slot].in;		/* a hard link */
+		in->nlink++;
+		ret = tar_place(ly->ts, w->mdir, name, len, in, path);
+	} else if ((in = layer_inode(ly, &ri, path))) {
+		if (!S_ISDIR(ri.mode))
+			seen_add(ly, nid, in);
+		if (S_ISCHR(in->mode) && !in->rdev)
+			w->mdir->whiteouts = true;
+		ret = tar_place(ly->ts, w->mdir, name, len, in, path);
+		if (!ret && S_ISDIR(ri.mode))
+			ret = walk_dir(ly, &ri, in, path);
+	}
+	free(path);
+	return ret;
+}
+
+static int walk_dir(struct layer *ly, const struct kiln_rinode *dri,
+		    struct kiln_inode *mdir, const char *dpath)
+{
+	struct dir_walk w = { ly, mdir, dpath };
+	uint8_t *data = NULL;
+	int ret;
+
+	if (kiln_read_all(&ly->img, dri, ly->x, KILN_MAX_DIR_SIZE, &data,
+			  &ly->d))
+		return layer_err(ly, dpath, ly->d.msg);
+	ret = kiln_dir_each(&ly->img, dri, data, dir_entry, &w, &ly->d);
+	if (ret < 0 && ly->d.msg[0])
+		layer_err(ly, dpath, ly->d.msg);
+	free(data);
+	return ret ? -1 : 0;
+}
+
+/* The merged root takes the top layer's root's metadata and xattrs. */
+static int top_root(struct layer *ly, const struct kiln_rinode *ri)
+{
+	struct kiln_inode *r = tar_root(ly->ts, ri->mtime, ri->mtime_nsec);
+	struct kiln_inode *in = r ? layer_inode(ly, ri, "") : NULL;
+
+	if (!in)
+		return -1;
+	tar_dir_update(r, in);
+	r->opaque = in->opaque;
+	return 0;
+}
+
+/* Layer k (1..), read into the tree under what the layers above made. */
+static int merge_layer(struct tarscan *ts, unsigned int k)
+{
+	struct layer ly = { .ts = ts, .name = ts->o->layers[k - 1],
+			    .device = (uint16_t)k };
+	struct kiln_device *dev = &ts->tree->devices[k - 1];
+	struct kiln_rinode root;
+	int ret = -1;
+
+	if (kiln_image_open(&ly.img, ly.name, &ly.d)) {
+		kiln_err("%s", ly.d.msg);
+		return -1;
+	}
+	ly.x = kiln_dctx_new(&ly.img);
+	if (ly.img.blkszbits != ts->o->blkszbits)
+		layer_err(&ly, "", "block size differs from the first layer's");
+	else if (ly.img.nr_devs)
+		layer_err(&ly, "", "a layer with devices of its own (--tar=i) "
+			  "cannot be merged yet");
+	else if (kiln_inode_load(&ly.img, ly.img.sb.root_nid, &root, &ly.d))
+		layer_err(&ly, "", ly.d.msg);
+	else if (!ts->tree->root && top_root(&ly, &root))
+		;
+	else
+		ret = walk_dir(&ly, &root, ts->tree->root, "");
+	dev->blocks = ly.img.sb.blocks;
+	for (int i = 0; i < 16; i++)	/* the layer's uuid, as hex */
+		snprintf((char *)dev->tag + 2 * i, 3, "%02x", ly.img.sb.uuid[i]);
+	kiln_dctx_free(ly.x);
+	kiln_image_close(&ly.img);
+	free(ly.seen);
+	return ret;
+}
+
+int kiln_layers_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
+{
+	struct tarscan ts = { .o = o, .tree = tree, .tar_fd = -1,
+			      .name = "layers" };
+	int ret = 0;
+
+	memset(tree, 0, sizeof(*tree));
+	ts.cap = 1024;
+	ts.nodes = xcalloc(ts.cap, sizeof(*ts.nodes));
+	tree->devices = xcalloc(o->nr_layers, sizeof(*tree->devices));
+	tree->nr_devices = (uint16_t)o->nr_layers;
+	for (unsigned int k = o->nr_layers; k && !ret; k--)
+		ret = merge_layer(&ts, k);
+	tar_finish(&ts);
+	free(ts.nodes);
+	free(ts.dirs);
+	return ret;
+}
