@@ -168,8 +168,7 @@ test_fragments_damaged() {
 test_fragments_bad_options() {
 	mkdir "$T/src"
 	# (-E dedupe without -z is chunk dedupe: chunks.sh)
-	for args in "-E fragments" "-E all-fragments" \
-		    "-z lz4 -E fragments --xattr-prefix=user.x"; do
+	for args in "-E fragments" "-E all-fragments"; do
 		expect_rejected "$args"
 	done
 }

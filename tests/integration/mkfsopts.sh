@@ -148,12 +148,13 @@ test_opt_xattr_tolerance() {
 }
 
 # --xattr-prefix: names that begin with a long prefix store only the rest
-# (a table of prefixes after the superblock, INCOMPAT_XATTR_PREFIXES). The
+# (a table of prefixes after the superblock, or in the packed inode with
+# -E fragments, INCOMPAT_XATTR_PREFIXES). The
 # kernel and Kiln's fsck must both give back every name; the longest
 # prefix that fits is used.
 test_opt_xattr_prefix() {
 	need_root
-	local i p
+	local i p w
 	mkdir -p "$T/src/d"
 	for i in 1 2 3; do
 		echo "$i" > "$T/src/f$i"
@@ -174,6 +175,18 @@ test_opt_xattr_prefix() {
 	a=$("$BIN/dump.erofs" --path=/f1 "$T/img" | grep -o 'Xattr size: [0-9]*')
 	b=$("$BIN/dump.erofs" --path=/f1 "$T/plain" | grep -o 'Xattr size: [0-9]*')
 	[ "${a#*: }" -lt "${b#*: }" ] || fail "names not shorter: $a, plain $b"
+	# with fragments the table is the packed inode's first bytes, where
+	# the kernel reads it then; still the same for any --workers
+	for w in 1 3; do
+		mkfs -zlz4hc -Efragments --workers=$w --xattr-prefix=trusted.overlay. \
+			--xattr-prefix=user.kiln. "$T/frag$w.img" "$T/src"
+	done
+	cmp "$T/frag1.img" "$T/frag3.img" || fail "fragments: differs by workers"
+	mount_erofs "$T/frag1.img" "$T/mf"
+	$TREECMP "$T/src" "$T/mf" || fail "fragments: the kernel reads other xattrs"
+	rm -rf "$T/x"
+	"$BIN/fsck.erofs" --extract="$T/x" "$T/frag1.img" || fail "fsck refused fragments"
+	$TREECMP "$T/src" "$T/x" || fail "fragments: fsck extracts other xattrs"
 	# a table record that runs wild: one line from fsck, not a crash
 	mkfs -E nosbcrc --xattr-prefix=user.kiln. "$T/bad.img" "$T/src"
 	python3 - "$T/bad.img" <<-'EOF'

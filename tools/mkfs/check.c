@@ -113,10 +113,6 @@ static int check_compression(struct kiln_mkfs_opts *o)
 	}
 	/* equal pclusters are shared with fragments too, as erofs-utils does */
 	o->compr.dedupe |= o->compr.fragments;
-	/* the 6.12 kernel reads the prefix table from the packed inode then */
-	if (o->compr.fragments && o->nr_xattr_prefixes)
-		return kiln_err("--xattr-prefix with -E fragments is not "
-				"supported"), -1;
 	if (!pc)
 		pc = o->compr.pclustersize = blksz;
 	/*

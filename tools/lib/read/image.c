@@ -281,8 +281,9 @@ int kiln_image_open_fd(struct kiln_image *img, int fd, const char *name,
 		kiln_diag_set(d, "%s: read error: %s", name, strerror(errno));
 		goto fail;
 	}
+	/* the prefix table is in the packed inode when there is one */
 	if (check_sb(img, blk, d) || kiln_devices_load(img, d) ||
-	    kiln_xattr_prefixes_load(img, d) || kiln_packed_load(img, d))
+	    kiln_packed_load(img, d) || kiln_xattr_prefixes_load(img, d))
 		goto fail;
 	free(blk);
 	return 0;

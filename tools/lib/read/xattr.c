@@ -21,18 +21,25 @@ static const char *const prefixes[] = {
 
 #define NR_PREFIXES (sizeof(prefixes) / sizeof(prefixes[0]))
 
-int kiln_xattr_prefixes_load(struct kiln_image *img, struct kiln_diag *d)
+/*
+ * The table's bytes: from the packed inode's content when the image has
+ * one (as the kernel reads them), else from the metadata.
+ */
+static int table_read(const struct kiln_image *img, struct kiln_dctx *x,
+		      void *buf, uint64_t pos, uint64_t len,
+		      struct kiln_diag *d)
+{
+	if (img->packed)
+		return kiln_fragment_read(img, x, pos, len, buf, d);
+	return kiln_image_read(img, buf, pos, len, d);
+}
+
+static int load_prefixes(struct kiln_image *img, struct kiln_dctx *x,
+			 struct kiln_diag *d)
 {
 	uint64_t pos = (uint64_t)img->sb.xattr_prefix_start * 4;
 	unsigned int n = img->sb.xattr_prefix_count;
 
-	if (!(img->sb.feature_incompat & EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES))
-		return 0;
-	if (n && img->sb.packed_nid) {
-		kiln_diag_set(d, "superblock: long xattr name prefixes in a "
-			      "packed inode are not supported");
-		return -1;
-	}
 	img->xprefix = calloc(n ? n : 1, sizeof(*img->xprefix));
 	if (!img->xprefix) {
 		kiln_diag_set(d, "out of memory");
@@ -42,7 +49,7 @@ int kiln_xattr_prefixes_load(struct kiln_image *img, struct kiln_diag *d)
 		uint8_t rec[2 + 256];
 		uint16_t len;
 
-		if (kiln_image_read(img, rec, pos, 3, d))
+		if (table_read(img, x, rec, pos, 3, d))
 			return -1;
 		len = get_le16(rec);
 		if (len < 1 || len > 256 || rec[2] == 0 ||
@@ -51,7 +58,7 @@ int kiln_xattr_prefixes_load(struct kiln_image *img, struct kiln_diag *d)
 				      "index %u", i, len, rec[2]);
 			return -1;
 		}
-		if (kiln_image_read(img, rec, pos, 2u + len, d))
+		if (table_read(img, x, rec, pos, 2u + len, d))
 			return -1;
 		if (memchr(rec + 3, 0, len - 1u)) {
 			kiln_diag_set(d, "long xattr prefix %u has a NUL byte", i);
@@ -68,6 +75,24 @@ int kiln_xattr_prefixes_load(struct kiln_image *img, struct kiln_diag *d)
 		pos = (pos + 2 + len + 3) & ~(uint64_t)3;
 	}
 	return 0;
+}
+
+int kiln_xattr_prefixes_load(struct kiln_image *img, struct kiln_diag *d)
+{
+	struct kiln_dctx *x;
+	int ret;
+
+	if (!(img->sb.feature_incompat & EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES))
+		return 0;
+	x = img->packed ? kiln_dctx_new(img) : NULL;
+	if (img->packed && !x) {
+		kiln_diag_set(d, "out of memory");
+		return -1;
+	}
+	ret = load_prefixes(img, x, d);
+	if (x)
+		kiln_dctx_free(x);
+	return ret;
 }
 
 void kiln_xattr_prefixes_free(struct kiln_image *img)

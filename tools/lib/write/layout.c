@@ -326,7 +326,8 @@ uint64_t kiln_head_blocks(const struct kiln_mkfs_opts *o,
 		end += (uint64_t)kiln_nr_devices(o) * EROFS_DEVT_SLOT_SIZE;
 	}
 	meta_alloc_init(&a, blksz, end);
-	if (o->nr_xattr_prefixes) {	/* 32-byte aligned: a 4-byte unit */
+	if (o->nr_xattr_prefixes && !kiln_prefixes_packed(o)) {
+		/* 32-byte aligned: a 4-byte unit */
 		uint64_t pos = meta_alloc_contiguous(&a,
 			kiln_xattr_prefixes_encode(o->xattr_prefixes,
 						   o->nr_xattr_prefixes, NULL));

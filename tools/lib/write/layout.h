@@ -37,6 +37,14 @@ int kiln_layout(struct kiln_tree *tree, struct kiln_xattr_pool *pool,
  */
 uint64_t kiln_head_blocks(const struct kiln_mkfs_opts *o,
 			  uint64_t *prefix_pos, uint64_t *devt_pos);
+/*
+ * The long xattr prefix table is at the start of the packed inode's
+ * content when there is one (-E fragments): the kernel reads it there.
+ */
+static inline bool kiln_prefixes_packed(const struct kiln_mkfs_opts *o)
+{
+	return o->nr_xattr_prefixes && o->compress && o->compr.fragments;
+}
 /* Devices in the device table: --tar=i's tar, or the layers merged. */
 static inline unsigned int kiln_nr_devices(const struct kiln_mkfs_opts *o)
 {

@@ -214,7 +214,8 @@ static int fill_superblock(struct kiln_writer *w, const struct kiln_tree *t,
 	if (o->nr_xattr_prefixes) {
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES;
 		sb->xattr_prefix_count = (uint8_t)o->nr_xattr_prefixes;
-		sb->xattr_prefix_start = (uint32_t)(w->prefix_pos / 4);
+		sb->xattr_prefix_start = kiln_prefixes_packed(o) ? 0 :
+					 (uint32_t)(w->prefix_pos / 4);
 	}
 	set_compression(sb, w->head, o);
 	if (o->uuid_mode == KILN_UUID_GIVEN)
@@ -498,7 +499,7 @@ int kiln_writer_finish(struct kiln_writer *w, const struct kiln_tree *t,
 	w->pool = pool;
 	if (l) {
 		w->head = xcalloc(1, (size_t)w->head_blocks * l->blksz);
-		if (w->o->nr_xattr_prefixes)
+		if (w->o->nr_xattr_prefixes && !kiln_prefixes_packed(w->o))
 			kiln_xattr_prefixes_encode(w->o->xattr_prefixes,
 						   w->o->nr_xattr_prefixes,
 						   w->head + w->prefix_pos);

@@ -19,6 +19,7 @@
 #include "zdata.h"
 #include "zseg.h"
 #include "zwriter.h"
+#include "xattr.h"
 
 
 /*
@@ -162,6 +163,40 @@ static void batch_add(struct kiln_zwriter *zw, struct zseg *s)
 		queue_batch(zw);
 }
 
+/*
+ * The packed inode's content, at the first fragment: with long xattr
+ * prefixes, their table first (the kernel reads it from there).
+ */
+static int open_fragments(struct kiln_zwriter *zw)
+{
+	uint8_t *table;
+	size_t n;
+	uint64_t off;
+	int ret = 0;
+
+	if (zw->frags_open)
+		return 0;
+	if (zw->frags_failed || kiln_fragments_open(&zw->frags)) {
+		zw->frags_failed = true;	/* said once */
+		return -1;
+	}
+	zw->frags_open = true;
+	if (!kiln_prefixes_packed(zw->o))
+		return 0;
+	n = kiln_xattr_prefixes_encode(zw->o->xattr_prefixes,
+				       zw->o->nr_xattr_prefixes, NULL);
+	table = xcalloc(1, n);
+	kiln_xattr_prefixes_encode(zw->o->xattr_prefixes,
+				   zw->o->nr_xattr_prefixes, table);
+	if (kiln_fragments_add(&zw->frags, table, n, false, &off)) {
+		kiln_err("%s: cannot write the fragments' spool: %s",
+			 zw->image, strerror(errno));
+		ret = -1;
+	}
+	free(table);
+	return ret;
+}
+
 /* The file's fragment, to the packed inode's content (in file order). */
 static int add_fragment(struct kiln_zwriter *zw, struct zfile *f,
 			const uint8_t *p, size_t n)
@@ -170,13 +205,8 @@ static int add_fragment(struct kiln_zwriter *zw, struct zfile *f,
 	bool whole = f->segsize >= f->in->size;
 	uint64_t off;
 
-	if (!zw->frags_open) {
-		if (zw->frags_failed || kiln_fragments_open(&zw->frags)) {
-			zw->frags_failed = true;	/* said once */
-			return -1;
-		}
-		zw->frags_open = true;
-	}
+	if (open_fragments(zw))
+		return -1;
 	if (kiln_fragments_add(&zw->frags, p, n, whole, &off)) {
 		kiln_err("%s: cannot write the fragments' spool: %s",
 			 f->in->srcpath, strerror(errno));
@@ -434,6 +464,8 @@ int kiln_zw_fragments_done(struct kiln_zwriter *zw, struct kiln_inode *packed)
 	while (zw->count)
 		if (retire_one(zw))
 			ret = -1;
+	if (kiln_prefixes_packed(zw->o) && open_fragments(zw))
+		return -1;
 	if (!zw->frags_open)
 		return ret;
 	if (kiln_fragments_flush(&zw->frags)) {
