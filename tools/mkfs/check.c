@@ -172,8 +172,8 @@ static int check_layers(struct kiln_mkfs_opts *o, bool blksz_given)
 				"--chunksize, --compress-hints and -E dedupe or "
 				"fragments do not apply"), -1;
 	if (kiln_image_open(&img, o->layers[0], &d))
-		return kiln_err("not a directory, nor an EROFS image to merge: "
-				"%s", d.msg), -1;
+		return kiln_err("%s: not a directory, nor an EROFS image to "
+				"merge", o->layers[0]), -1;
 	if (blksz_given && o->blkszbits != img.blkszbits) {
 		kiln_image_close(&img);
 		return kiln_err("-b: the layers' blocks are %u bytes",
