@@ -10,7 +10,9 @@ MV_KPKG=linux-image-6.12-arm64-16k
 # mountvm_build: kernel, busybox (both arches) and initramfs, once.
 mountvm_build() {
 	local t=$MV_OUT/initramfs.tree kver
-	[ -f "$MV_OUT/initramfs.cpio" ] && [ -f "$MV_OUT/busybox-x86_64" ] && return 0
+	if [ -f "$MV_OUT/initramfs.cpio" ] && [ -f "$MV_OUT/busybox-x86_64" ]; then
+		return 0	# built by an earlier run
+	fi
 	mkdir -p "$MV_OUT"
 	printf 'ARCH=aarch64\nKERNEL_PKG=%s\n' "$MV_KPKG" > "$MV_OUT/kernel.conf"
 	boot/fetch-kernel.sh "$(pwd)/$MV_OUT/kernel.conf" "$MV_OUT/kernel" ||

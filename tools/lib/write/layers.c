@@ -46,19 +46,22 @@ static size_t seen_slot(const struct layer *ly, uint64_t nid)
 
 static void seen_add(struct layer *ly, uint64_t nid, struct kiln_inode *in)
 {
+	size_t i;
+
 	if (ly->used * 2 >= ly->cap) {
 		__typeof__(ly->seen) old = ly->seen;
 		size_t oldcap = ly->cap;
 
 		ly->cap = oldcap ? oldcap * 2 : 256;
 		ly->seen = xcalloc(ly->cap, sizeof(*ly->seen));
-		for (size_t i = 0; i < oldcap; i++)
-			if (old[i].in)
-				ly->seen[seen_slot(ly, old[i].nid)] = old[i];
+		for (size_t k = 0; k < oldcap; k++)
+			if (old[k].in)
+				ly->seen[seen_slot(ly, old[k].nid)] = old[k];
 		free(old);
 	}
-	ly->seen[seen_slot(ly, nid)].nid = nid;
-	ly->seen[seen_slot(ly, nid)].in = in;
+	i = seen_slot(ly, nid);
+	ly->seen[i].nid = nid;
+	ly->seen[i].in = in;
 	ly->used++;
 }
 
