@@ -172,3 +172,18 @@ test_fragments_bad_options() {
 		expect_rejected "$args"
 	done
 }
+
+# The packed inode's content is read again from the source files when it
+# is compressed, after the files themselves: a file touched in between
+# (or while it is first read: the same message) fails the build.
+test_fragments_changed_source() {
+	mkdir "$T/src"
+	echo "small, so all of it a fragment" > "$T/src/a"
+	# slow to compress, so the build is still on it when 'a' is touched
+	seq 1 1000000 > "$T/src/b"
+	( sleep 0.3; touch "$T/src/a" ) &
+	expect_error "a: file changed while being read" "$T/img" \
+		"$BIN/mkfs.erofs" -zlz4hc,12 -Efragments --workers=1 \
+		"$T/img" "$T/src"
+	wait
+}

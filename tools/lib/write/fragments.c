@@ -2,51 +2,57 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "common/util.h"
 #include "fragments.h"
+#include "source.h"
 
-#define FRAG_BUF (1u << 20)
+struct frag_piece {
+	uint64_t off;			/* where it starts in the content */
+	const struct kiln_inode *in;	/* its file, or NULL: */
+	uint8_t *mem;			/* bytes of Kiln's own (owned) */
+	uint64_t src_off;		/* where it starts in the file */
+	size_t len;
+};
 
 struct frag_slot {
 	uint64_t hash;
-	uint64_t off;
+	size_t piece;			/* pieces[piece] */
 	size_t len;			/* 0: empty */
 };
 
-int kiln_fragments_open(struct kiln_fragments *fr)
+void kiln_fragments_open(struct kiln_fragments *fr)
 {
 	memset(fr, 0, sizeof(*fr));
-	fr->buf = xmalloc(FRAG_BUF);
 	fr->nr_slots = 1024;
 	fr->slots = xcalloc(fr->nr_slots, sizeof(*fr->slots));
-	return kiln_spool_open(&fr->spool);
 }
 
-int kiln_fragments_flush(struct kiln_fragments *fr)
+/* The piece's n bytes from at, from its file (checked unchanged). */
+static int read_piece(const struct frag_piece *pc, uint64_t at, uint8_t *buf,
+		      size_t n, const char **failed)
 {
-	if (fr->buf_len && pwrite_all(fr->spool.fd, fr->buf, fr->buf_len,
-				      fr->buf_off))
-		return -1;
-	fr->buf_off += fr->buf_len;
-	fr->buf_len = 0;
-	return 0;
-}
+	struct kiln_src src;
+	ssize_t got;
+	int err;
 
-/* The n bytes at off, from the buffer or read back from the spool. */
-static const uint8_t *content_at(struct kiln_fragments *fr, uint64_t off,
-				 size_t n)
-{
-	if (off >= fr->buf_off)
-		return fr->buf + (off - fr->buf_off);
-	if (fr->buf_off - off < n && kiln_fragments_flush(fr))
-		return NULL;		/* straddles the buffer: write it */
-	if (n > fr->cmp_cap) {
-		fr->cmp_cap = n;
-		fr->cmp = xrealloc(fr->cmp, n);
+	if (!pc->in) {
+		memcpy(buf, pc->mem + at, n);
+		return 0;
 	}
-	return pread_all(fr->spool.fd, fr->cmp, n, off) == (ssize_t)n ?
-	       fr->cmp : NULL;
+	if (kiln_src_open(pc->in, &src)) {
+		err = errno;
+		goto fail;
+	}
+	got = kiln_src_pread(&src, buf, n, pc->src_off + at);
+	err = got < 0 ? errno : (size_t)got != n ||
+	      !kiln_src_unchanged(pc->in, &src) ? EAGAIN : 0;
+	kiln_src_close(&src);
+	if (!err)
+		return 0;
+fail:
+	*failed = pc->in->srcpath;
+	errno = err;
+	return -1;
 }
 
 static void grow(struct kiln_fragments *fr)
@@ -68,66 +74,107 @@ static void grow(struct kiln_fragments *fr)
 	fr->nr_slots = n;
 }
 
-static int append(struct kiln_fragments *fr, const uint8_t *p, size_t n)
+static struct frag_piece *append(struct kiln_fragments *fr, size_t n)
 {
-	while (n) {
-		size_t take = FRAG_BUF - fr->buf_len < n ?
-			      FRAG_BUF - fr->buf_len : n;
+	struct frag_piece *pc;
 
-		memcpy(fr->buf + fr->buf_len, p, take);
-		fr->buf_len += take;
-		p += take;
-		n -= take;
-		if (fr->buf_len == FRAG_BUF && kiln_fragments_flush(fr))
+	if (fr->nr == fr->cap) {
+		fr->cap = fr->cap ? 2 * fr->cap : 1024;
+		fr->pieces = xrealloc(fr->pieces, fr->cap * sizeof(*pc));
+	}
+	pc = &fr->pieces[fr->nr++];
+	*pc = (struct frag_piece){ .off = fr->end, .len = n };
+	fr->end += n;
+	return pc;
+}
+
+int kiln_fragments_add(struct kiln_fragments *fr, const struct kiln_inode *in,
+		       uint64_t src_off, const uint8_t *p, size_t n,
+		       uint64_t hash, bool share, uint64_t *off,
+		       const char **failed)
+{
+	size_t mask = fr->nr_slots - 1, k;
+	struct frag_piece *pc;
+
+	for (k = hash & mask; share && fr->slots[k].len; k = (k + 1) & mask) {
+		const struct frag_slot *s = &fr->slots[k];
+		const struct frag_piece *old = &fr->pieces[s->piece];
+
+		if (s->hash != hash || s->len != n)
+			continue;
+		if (n > fr->cmp_cap) {
+			fr->cmp_cap = n;
+			fr->cmp = xrealloc(fr->cmp, n);
+		}
+		if (read_piece(old, 0, fr->cmp, n, failed))
 			return -1;
+		if (!memcmp(fr->cmp, p, n)) {
+			*off = old->off;
+			return 0;
+		}
+	}
+	if (share) {
+		fr->slots[k] = (struct frag_slot){ .hash = hash,
+						   .piece = fr->nr, .len = n };
+		if (++fr->used * 2 > fr->nr_slots)
+			grow(fr);
+	}
+	pc = append(fr, n);
+	pc->in = in;
+	pc->src_off = src_off;
+	*off = pc->off;
+	return 0;
+}
+
+void kiln_fragments_add_mem(struct kiln_fragments *fr, uint8_t *mem, size_t n)
+{
+	append(fr, n)->mem = mem;
+}
+
+/* The last piece starting at or before off. */
+static size_t find_piece(const struct kiln_fragments *fr, uint64_t off)
+{
+	size_t lo = 0, hi = fr->nr;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fr->pieces[mid].off <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int kiln_fragments_read(const struct kiln_fragments *fr, uint8_t *buf,
+			size_t n, uint64_t off, const char **failed)
+{
+	if (off > fr->end || n > fr->end - off) {
+		errno = EIO;
+		*failed = "(packed inode)";
+		return -1;
+	}
+	for (size_t i = n ? find_piece(fr, off) : 0; n; i++) {
+		const struct frag_piece *pc = &fr->pieces[i];
+		uint64_t at = off - pc->off;
+		size_t take = pc->len - at < n ? (size_t)(pc->len - at) : n;
+
+		if (read_piece(pc, at, buf, take, failed))
+			return -1;
+		buf += take;
+		off += take;
+		n -= take;
 	}
 	return 0;
 }
 
-int kiln_fragments_add(struct kiln_fragments *fr, const uint8_t *p, size_t n,
-		       bool share, uint64_t *off)
-{
-	uint64_t h;
-	size_t mask = fr->nr_slots - 1, k;
-
-	if (!share) {
-		*off = fr->spool.end;
-		fr->spool.end += n;
-		return append(fr, p, n);
-	}
-	h = kiln_hash64(p, n, 0);
-	for (k = h & mask; fr->slots[k].len; k = (k + 1) & mask) {
-		const struct frag_slot *s = &fr->slots[k];
-		const uint8_t *old;
-
-		if (s->hash != h || s->len != n)
-			continue;
-		old = content_at(fr, s->off, n);
-		if (!old)
-			return -1;
-		if (!memcmp(old, p, n)) {
-			*off = s->off;
-			return 0;
-		}
-	}
-	fr->slots[k] = (struct frag_slot){ .hash = h, .off = fr->spool.end,
-					   .len = n };
-	*off = fr->spool.end;
-	fr->spool.end += n;
-	if (++fr->used * 2 > fr->nr_slots)
-		grow(fr);
-	return append(fr, p, n);
-}
-
 void kiln_fragments_close(struct kiln_fragments *fr)
 {
-	if (fr->spool.fd >= 0)
-		close(fr->spool.fd);
-	fr->spool.fd = -1;
-	free(fr->buf);
+	for (size_t i = 0; i < fr->nr; i++)
+		free(fr->pieces[i].mem);
+	free(fr->pieces);
 	free(fr->slots);
 	free(fr->cmp);
-	fr->buf = NULL;
-	fr->slots = NULL;
-	fr->cmp = NULL;
+	memset(fr, 0, sizeof(*fr));
 }

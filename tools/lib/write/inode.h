@@ -15,6 +15,7 @@
 
 struct kiln_xattr_item;
 struct kiln_spool;
+struct kiln_fragments;
 struct kiln_extent;
 
 /* One name/value pair; equal pairs of all inodes share one item. */
@@ -64,6 +65,7 @@ struct kiln_inode {
 	char *srcpath;			/* first path it was found at */
 	const struct kiln_spool *spool;	/* --tar=f: data is in the spool, */
 	uint64_t spool_off;		/* from here */
+	const struct kiln_fragments *frags;	/* the packed inode's content */
 	struct kiln_devmap *devmap;	/* data left on another device */
 	struct timespec src_mtim;	/* to notice a file changing under us */
 	char *symlink;			/* target of a symlink (size bytes) */

@@ -152,10 +152,12 @@ static void set_compression(struct erofs_super_block *sb, uint8_t *meta,
 /*
  * The devices data was left on (--tar=i's tar, merged layers). Mounted
  * without device=, device k's blocks are the image's from mapped_blkaddr
- * on: the devices appended to this image in order.
+ * on: the devices appended to this image in order. Both fields are 32
+ * bits; an image whose devices end past that is refused, not clamped,
+ * as a clamped address would mount with the wrong data.
  */
-static void add_devices(struct kiln_writer *w, const struct kiln_tree *t,
-			struct erofs_super_block *sb)
+static int add_devices(struct kiln_writer *w, const struct kiln_tree *t,
+		       struct erofs_super_block *sb)
 {
 	uint64_t at = w->end_blk;
 
@@ -164,19 +166,23 @@ static void add_devices(struct kiln_writer *w, const struct kiln_tree *t,
 	sb->devt_slotoff = (uint16_t)(w->devt_pos / EROFS_DEVT_SLOT_SIZE);
 	for (uint16_t i = 0; i < t->nr_devices; i++) {
 		const struct kiln_device *dev = &t->devices[i];
-		struct erofs_deviceslot slot = {
-			/* indexed data lies within 2^32 blocks */
-			.blocks = (uint32_t)(dev->blocks < UINT32_MAX ?
-					     dev->blocks : UINT32_MAX),
-			.mapped_blkaddr = (uint32_t)(at < UINT32_MAX ?
-						     at : UINT32_MAX),
-		};
+		struct erofs_deviceslot slot;
 
+		if (dev->blocks > UINT32_MAX || at > UINT32_MAX ||
+		    dev->blocks > UINT32_MAX - at)
+			return kiln_err("device %u ends past 2^32 blocks of %u "
+					"bytes: too large for one image",
+					i + 1, 1u << w->l->blkszbits), -1;
+		slot = (struct erofs_deviceslot){
+			.blocks = (uint32_t)dev->blocks,
+			.mapped_blkaddr = (uint32_t)at,
+		};
 		memcpy(slot.tag, dev->tag, sizeof(slot.tag));
 		erofs_deviceslot_encode(w->head + w->devt_pos +
 					i * EROFS_DEVT_SLOT_SIZE, &slot);
 		at += dev->blocks;
 	}
+	return 0;
 }
 
 /* The superblock, but for its checksum and a derived uuid. */
@@ -209,8 +215,8 @@ static int fill_superblock(struct kiln_writer *w, const struct kiln_tree *t,
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_FRAGMENTS;
 	if (w->chunked)
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_CHUNKED_FILE;
-	if (t->nr_devices)
-		add_devices(w, t, sb);
+	if (t->nr_devices && add_devices(w, t, sb))
+		return -1;
 	if (o->nr_xattr_prefixes) {
 		sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES;
 		sb->xattr_prefix_count = (uint8_t)o->nr_xattr_prefixes;

@@ -167,49 +167,43 @@ static void batch_add(struct kiln_zwriter *zw, struct zseg *s)
  * The packed inode's content, at the first fragment: with long xattr
  * prefixes, their table first (the kernel reads it from there).
  */
-static int open_fragments(struct kiln_zwriter *zw)
+static void open_fragments(struct kiln_zwriter *zw)
 {
 	uint8_t *table;
 	size_t n;
-	uint64_t off;
-	int ret = 0;
 
 	if (zw->frags_open)
-		return 0;
-	if (zw->frags_failed || kiln_fragments_open(&zw->frags)) {
-		zw->frags_failed = true;	/* said once */
-		return -1;
-	}
+		return;
+	kiln_fragments_open(&zw->frags);
 	zw->frags_open = true;
 	if (!kiln_prefixes_packed(zw->o))
-		return 0;
+		return;
 	n = kiln_xattr_prefixes_encode(zw->o->xattr_prefixes,
 				       zw->o->nr_xattr_prefixes, NULL);
 	table = xcalloc(1, n);
 	kiln_xattr_prefixes_encode(zw->o->xattr_prefixes,
 				   zw->o->nr_xattr_prefixes, table);
-	if (kiln_fragments_add(&zw->frags, table, n, false, &off)) {
-		kiln_err("%s: cannot write the fragments' spool: %s",
-			 zw->image, strerror(errno));
-		ret = -1;
-	}
-	free(table);
-	return ret;
+	kiln_fragments_add_mem(&zw->frags, table, n);
 }
 
-/* The file's fragment, to the packed inode's content (in file order). */
+/*
+ * The file's fragment, the n bytes at pos (p holds them), to the packed
+ * inode's content (in file order).
+ */
 static int add_fragment(struct kiln_zwriter *zw, struct zfile *f,
-			const uint8_t *p, size_t n)
+			const struct zseg *s, uint64_t pos, size_t n)
 {
 	/* a fragment in pieces (-E all-fragments) must stay in one piece */
 	bool whole = f->segsize >= f->in->size;
+	const char *failed = NULL;
 	uint64_t off;
 
-	if (open_fragments(zw))
-		return -1;
-	if (kiln_fragments_add(&zw->frags, p, n, whole, &off)) {
-		kiln_err("%s: cannot write the fragments' spool: %s",
-			 f->in->srcpath, strerror(errno));
+	open_fragments(zw);
+	if (kiln_fragments_add(&zw->frags, f->in, pos,
+			       s->in + (pos - s->start), n, s->frag_hash,
+			       whole, &off, &failed)) {
+		kiln_err("%s: %s", failed, errno == EAGAIN ?
+			 "file changed while being read" : strerror(errno));
 		return -1;
 	}
 	if (!f->has_frag)
@@ -295,8 +289,9 @@ static int retire_one(struct kiln_zwriter *zw)
 	if (f->failed) {
 		ret = -1;
 	} else if (s->error) {
-		kiln_err("%s: %s%s", f->in->srcpath, s->read_failed ?
-			 "" : "compression failed: ", s->error == EAGAIN ?
+		kiln_err("%s: %s%s", s->failed ? s->failed : f->in->srcpath,
+			 s->read_failed ? "" : "compression failed: ",
+			 s->error == EAGAIN ?
 			 "file changed while being read" : strerror(s->error));
 		ret = -1;
 	} else if (zw->next_blk + s->outlen / zw->blksz > EROFS_MAX_BLOCKS) {
@@ -317,8 +312,7 @@ static int retire_one(struct kiln_zwriter *zw)
 			.fragment = s->ext[i].fragment,
 		};
 		if (s->ext[i].fragment &&
-		    add_fragment(zw, f, s->in + (pos - s->start),
-				 s->ext[i].len))
+		    add_fragment(zw, f, s, pos, s->ext[i].len))
 			ret = -1;
 		pos += s->ext[i].len;
 		f->blocks += s->ext[i].nblocks;
@@ -447,6 +441,8 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in,
 		s->tail_len = 0;
 		s->nr_ext = 0;
 		s->error = 0;
+		s->failed = NULL;
+		s->frag_hash = 0;
 		s->read_failed = false;
 		s->flat = f->flat;
 		s->frag = f->frag;
@@ -464,18 +460,12 @@ int kiln_zw_fragments_done(struct kiln_zwriter *zw, struct kiln_inode *packed)
 	while (zw->count)
 		if (retire_one(zw))
 			ret = -1;
-	if (kiln_prefixes_packed(zw->o) && open_fragments(zw))
-		return -1;
+	if (kiln_prefixes_packed(zw->o))
+		open_fragments(zw);
 	if (!zw->frags_open)
 		return ret;
-	if (kiln_fragments_flush(&zw->frags)) {
-		kiln_err("%s: cannot write the fragments' spool: %s",
-			 zw->image, strerror(errno));
-		return -1;
-	}
-	packed->spool = &zw->frags.spool;
-	packed->spool_off = 0;
-	packed->size = zw->frags.spool.end;
+	packed->frags = &zw->frags;
+	packed->size = zw->frags.end;
 	return ret;
 }
 

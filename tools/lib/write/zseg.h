@@ -42,7 +42,9 @@ struct zseg {
 	bool flat;			/* a block or less: only read */
 	bool frag;			/* -E fragments: the file's last part
 					   (under a pcluster) goes packed */
+	uint64_t frag_hash;		/* of a whole file's fragment */
 	int error;			/* errno; EAGAIN: the file changed */
+	const char *failed;		/* the file that did, if not inode */
 	bool read_failed;
 };
 

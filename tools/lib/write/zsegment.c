@@ -6,6 +6,7 @@
 #include "common/profile.h"
 #include "common/util.h"
 #include "kiln.h"
+#include "fragments.h"
 #include "source.h"
 #include "zdata.h"
 #include "zseg.h"
@@ -154,10 +155,16 @@ static bool is_fragment(const struct zseg *s, size_t rem, size_t take,
 	       round_up((uint64_t)n, s->blksz) < take;
 }
 
+/*
+ * The fragment is the last rem bytes of the segment. A whole file's is
+ * hashed here, in the worker, for the writer's search for an equal one.
+ */
 static void add_fragment(struct zseg *s, size_t rem)
 {
 	push_ext(s, (uint32_t)rem, 0, false, false);
 	s->ext[s->nr_ext - 1].fragment = true;
+	if (s->start == 0 && s->inlen == s->inode->size)
+		s->frag_hash = kiln_hash64(s->in + s->inlen - rem, rem, 0);
 }
 
 /* Stores up to nblocks blocks of input as plain (uncompressed) extents. */
@@ -195,6 +202,15 @@ static int read_segment(struct zseg *s)
 	ssize_t n;
 
 	s->read_failed = true;
+	if (s->inode->frags) {		/* the packed inode: from the pieces */
+		if (kiln_fragments_read(s->inode->frags, s->in, s->inlen,
+					s->start, &s->failed)) {
+			s->error = errno;
+			return -1;
+		}
+		s->read_failed = false;
+		return 0;
+	}
 	if (kiln_src_open(s->inode, &src)) {
 		s->error = errno;
 		return -1;

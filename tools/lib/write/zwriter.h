@@ -62,7 +62,7 @@ struct kiln_zwriter {
 	size_t batch_bytes;
 	struct kiln_writeback *wb;	/* the image's, shared with flat data */
 	struct kiln_fragments frags;	/* -E fragments, from the first one */
-	bool frags_open, frags_failed;
+	bool frags_open;
 	struct kiln_dedupe dd;		/* -E dedupe */
 };
 
