@@ -100,3 +100,25 @@ test_layers_bad() {
 		[ "$(wc -l < "$T/err")" = 1 ] || fail "$a: $(cat "$T/err")"
 	done
 }
+
+# Device addresses are 32 bits of blocks: two layers of nearly 2^32 blocks
+# each (sparse files of 2 TiB, 512-byte blocks) cannot both be appended,
+# and the merge must say so rather than write an address that wrapped.
+test_layers_past_2p32_blocks() {
+	mkdir -p "$T/src"
+	seq 1 3000 > "$T/src/f"
+	mkfs -b 512 -Enoinline_data -Enosbcrc "$T/l1" "$T/src"
+	python3 - "$T/l1" <<-'PY'
+	import struct, sys
+	blocks = 0xFFFFFFF0
+	with open(sys.argv[1], "r+b") as f:
+	    f.seek(1024 + 0x24)
+	    f.write(struct.pack("<I", blocks))
+	    f.truncate(blocks * 512)
+	PY
+	cp --sparse=always "$T/l1" "$T/l2"
+	"$BIN/mkfs.erofs" --quiet "$T/one" "$T/l1" ||
+		fail "one layer of 2^32 - 16 blocks refused"
+	expect_error "device 2 ends past 2^32 blocks" "$T/img" \
+		"$BIN/mkfs.erofs" --quiet "$T/img" "$T/l1" "$T/l2"
+}
