@@ -28,11 +28,13 @@ assert_lines() {
 
 # extract_cmp IMG SRC: fsck --extract at 1 and 2 workers matches SRC.
 extract_cmp() {
-	local w
+	local w img=$1 src=$2
+	shift 2
 	for w in 1 2; do
 		rm -rf "$T/x"
-		fsck --workers=$w --extract="$T/x" "$1" || fail "fsck $1 w$w"
-		$TREECMP "$2" "$T/x" || fail "extracted $1 (w$w) differs"
+		fsck --workers=$w "$@" --extract="$T/x" "$img" ||
+			fail "fsck $img w$w"
+		$TREECMP "$src" "$T/x" || fail "extracted $img (w$w) differs"
 	done
 }
 

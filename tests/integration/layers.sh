@@ -58,6 +58,14 @@ test_layers_merge() {
 	mount_devices "$T/merged" "$T/md" "$T/L1" "$T/L2" "$T/L3"
 	$TREECMP "$T/ov" "$T/md" || fail "merged image (devices) differs"
 	umount "$T/md"
+	# and our fsck so, with --device; layers out of order are refused
+	# (each is tagged with its uuid), not read as each other's data
+	extract_cmp "$T/merged" "$T/ov" --device="$T/L1" --device="$T/L2" \
+		--device="$T/L3"
+	assert_rc 8 "$T/err" "$BIN/fsck.erofs" --device="$T/L2" \
+		--device="$T/L1" --device="$T/L3" "$T/merged"
+	assert_lines 1 "$T/err"
+	assert_grep "uuid" "$T/err"
 	# unstripped, the marks stay: overlayfs reads it as the same tree
 	mkfs "$T/merged" "$T/L1" "$T/L2" "$T/L3"
 	cat "$T/merged" "$T/L1" "$T/L2" "$T/L3" > "$T/one"

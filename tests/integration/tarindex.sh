@@ -26,7 +26,7 @@ tarindex_same() {
 
 test_tarindex_roundtrip() {
 	need_root
-	local fmt
+	local fmt a
 	tar_tree
 	# what the kernel shows is the source (pax keeps xattrs too)
 	tar_of "$T/src" pax > "$T/t.tar"
@@ -41,7 +41,19 @@ test_tarindex_roundtrip() {
 	# the other way: the tar as the device, the index alone
 	mount_devices "$T/idx" "$T/md" "$T/t.tar"
 	$TREECMP "$T/src" "$T/md" || fail "index with device= differs"
+	# and our tools the same way: --device names the tar
+	extract_cmp "$T/idx" "$T/md" --device="$T/t.tar"
+	"$BIN/dump.erofs" --device="$T/t.tar" --cat --path=/sparse "$T/idx" |
+		cmp - "$T/md/sparse" || fail "dump --device --cat differs"
 	umount "$T/md"
+	# too many devices, or a tar cut short: one line, exit 8
+	head -c 4096 "$T/t.tar" > "$T/short.tar"
+	for a in "$T/t.tar $T/t.tar" "$T/short.tar"; do
+		# shellcheck disable=SC2046
+		assert_rc 8 "$T/err" "$BIN/fsck.erofs" \
+			$(printf -- "--device=%s " $a) "$T/idx"
+		assert_lines 1 "$T/err"
+	done
 	# the tar is the extra device, as in 1.9.3: its length through the
 	# end marker (two zero records after Python's last member)
 	[ "$("$BIN/dump.erofs" -s "$T/idx" | awk '/blocks:/ {print $3}')" = \

@@ -54,8 +54,9 @@ static int list_dir(struct dump *dp, const struct kiln_rinode *ri)
 
 static void print_extent(unsigned int n, const struct kiln_fext *e)
 {
-	/* a fragment is in the packed inode: no place of its own (0..0) */
-	uint64_t pa = e->kind == KILN_EXT_FRAG ? 0 : e->pa;
+	/* a fragment is in the packed inode: no place of its own (0..0);
+	 * a chunk on a device given by --device: its offset there */
+	uint64_t pa = e->kind == KILN_EXT_FRAG ? 0 : KILN_DEV_OFFSET(e->pa);
 
 	printf("%4u: %8" PRIu64 "..%8" PRIu64 " | %7" PRIu64 " : %10" PRIu64
 	       "..%10" PRIu64 " | %7u\n", n, e->la, e->la + e->llen, e->llen,

@@ -31,6 +31,8 @@ struct opts {
 	bool super, stats, extents, ls, cat, have_nid;
 	uint64_t nid;
 	const char *path, *image;
+	char **devices;			/* --device, in order */
+	unsigned int nr_devices;
 };
 
 static void usage(void)
@@ -46,6 +48,8 @@ static void usage(void)
 "  -e              with an inode: its extents (logical and physical)\n"
 "  --ls            with a directory inode: its entries\n"
 "  --cat           with an inode: its content, to standard output\n"
+"  --device=FILE   read the image's next extra device from FILE (repeat,\n"
+"                  in order; without: they are read appended)\n"
 "  -V, --version   show the version\n"
 "  -h, --help      show this help\n\n"
 "Exit status: 0 done, 1 an error (bad option, unreadable or damaged image,\n"
@@ -71,8 +75,10 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->have_nid = true;
 			break;
 		case OPT_DEVICE:
-			return kiln_err("--device: multi-device images are not "
-					"supported"), -1;
+			o->devices = xrealloc(o->devices, (o->nr_devices + 1) *
+					      sizeof(*o->devices));
+			o->devices[o->nr_devices++] = optarg;
+			break;
 		case 'h': usage(); exit(0);
 		case 'V': printf("dump.erofs (kiln) %s\n", KILN_VERSION); exit(0);
 		default:
@@ -123,17 +129,25 @@ int main(int argc, char **argv)
 	int fd, ret;
 
 	kiln_progname = "dump.erofs";
-	if (parse(argc, argv, &o))
+	if (parse(argc, argv, &o)) {
+		free(o.devices);
 		return 1;
+	}
 	fd = open(o.image, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		kiln_err("%s: %s", o.image, strerror(errno));
+		free(o.devices);
 		return 1;
 	}
-	if (kiln_image_open_fd(&dp.img, fd, o.image, &dp.d)) {
+	if (kiln_image_open_fd(&dp.img, fd, o.image, &dp.d) ||
+	    (o.nr_devices && kiln_devices_attach(&dp.img, o.devices,
+						 o.nr_devices, &dp.d))) {
 		kiln_err("%s: %s", o.image, dp.d.msg);
+		kiln_image_close(&dp.img);
+		free(o.devices);
 		return 1;
 	}
+	free(o.devices);
 	dp.x = kiln_dctx_new(&dp.img);
 	ret = run(&dp, &o);
 	if (fflush(stdout) && !ret) {

@@ -34,6 +34,8 @@ struct fsck_opts {
 	bool xattrs;			/* --[no-]xattrs */
 	bool print_ratio;
 	unsigned int workers;
+	char **devices;			/* --device, in order */
+	unsigned int nr_devices;
 };
 
 /* What the walk learns about one inode, keyed by nid. */

@@ -21,7 +21,7 @@ enum {
 	OPT_EXTRACT = 256, OPT_FORCE, OPT_OVERWRITE, OPT_PRESERVE,
 	OPT_PRESERVE_OWNER, OPT_PRESERVE_PERMS, OPT_NO_PRESERVE,
 	OPT_NO_PRESERVE_OWNER, OPT_NO_PRESERVE_PERMS, OPT_XATTRS,
-	OPT_NO_XATTRS, OPT_WORKERS,
+	OPT_NO_XATTRS, OPT_WORKERS, OPT_DEVICE,
 };
 
 static const struct option long_opts[] = {
@@ -38,6 +38,7 @@ static const struct option long_opts[] = {
 	{ "no-xattrs", no_argument, NULL, OPT_NO_XATTRS },
 	{ "print-comp-ratio", no_argument, NULL, 'p' },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
+	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ 0 }
@@ -53,6 +54,8 @@ static void usage(void)
 "                       decompress and discard, like the plain check)\n"
 "  --workers=N, -j N    threads (default: online CPUs)\n"
 "  -p, --print-comp-ratio  print the compression ratio of all files\n"
+"  --device=FILE        read the image's next extra device from FILE\n"
+"                       (repeat, in order; without: they are appended)\n"
 "  -d LEVEL             debug level (0 quiet .. 9)\n"
 "  -h, --help           show this help\n"
 "  -V, --version        show the version\n\n"
@@ -109,6 +112,11 @@ static int parse(int argc, char **argv, struct fsck_opts *o)
 		case OPT_XATTRS: o->xattrs = true; break;
 		case OPT_NO_XATTRS: o->xattrs = false; break;
 		case 'p': o->print_ratio = true; break;
+		case OPT_DEVICE:
+			o->devices = xrealloc(o->devices, (o->nr_devices + 1) *
+					      sizeof(*o->devices));
+			o->devices[o->nr_devices++] = optarg;
+			break;
 		case 'a': case 'A': case 'y': break;	/* fsck(8) habits */
 		case 'd':
 			if (number("debug level", optarg, 0, 9, &v))
@@ -201,34 +209,35 @@ static int report(struct fsck *f)
 	return ret;
 }
 
-int main(int argc, char **argv)
+/* Checks (and extracts) the image o names; the exit status. */
+static int check(const struct fsck_opts *o)
 {
-	struct fsck_opts o = { 0 };
-	struct fsck f = { .o = &o };
+	struct fsck f = { .o = o };
 	struct kiln_diag d;
 	struct stat st;
 	int fd, ret;
 
-	kiln_progname = "fsck.erofs";
-	kiln_oom_status = 8;	/* fsck(8): operational error */
-	ret = parse(argc, argv, &o);
-	if (ret)
-		return ret < 0 ? FSCK_EXIT_CLEAN : ret;
 	/* opened here: a missing image is an operational error, a damaged
 	 * one an error of the image */
-	fd = open(o.image, O_RDONLY | O_CLOEXEC);
+	fd = open(o->image, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0 && !fstat(fd, &st) && S_ISDIR(st.st_mode)) {
 		close(fd);
 		fd = -1;
 		errno = EISDIR;
 	}
 	if (fd < 0) {
-		kiln_err("cannot open %s: %s", o.image, strerror(errno));
+		kiln_err("cannot open %s: %s", o->image, strerror(errno));
 		return FSCK_EXIT_OPERATIONAL;
 	}
-	if (kiln_image_open_fd(&f.img, fd, o.image, &d)) {
+	if (kiln_image_open_fd(&f.img, fd, o->image, &d)) {
 		kiln_err("%s", d.msg);
 		return FSCK_EXIT_UNCORRECTED;
+	}
+	if (o->nr_devices &&
+	    kiln_devices_attach(&f.img, o->devices, o->nr_devices, &d)) {
+		kiln_err("%s", d.msg);
+		kiln_image_close(&f.img);
+		return FSCK_EXIT_OPERATIONAL;
 	}
 	ret = fsck_extract_begin(&f);
 	if (ret) {
@@ -239,10 +248,23 @@ int main(int argc, char **argv)
 		kiln_image_close(&f.img);
 		return FSCK_EXIT_OPERATIONAL;
 	}
-	if (o.dir)
+	if (o->dir)
 		fsck_extract_end(&f);
 	ret = report(&f);
 	fsck_free(&f);
 	kiln_image_close(&f.img);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct fsck_opts o = { 0 };
+	int ret;
+
+	kiln_progname = "fsck.erofs";
+	kiln_oom_status = 8;	/* fsck(8): operational error */
+	ret = parse(argc, argv, &o);
+	ret = ret < 0 ? FSCK_EXIT_CLEAN : ret ? ret : check(&o);
+	free(o.devices);
 	return ret;
 }

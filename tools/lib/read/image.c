@@ -68,9 +68,34 @@ static bool cached_read(const struct kiln_image *img, void *buf, uint64_t off,
 	return true;
 }
 
+/* An attached device's bytes: only kiln_device_map makes such addresses. */
+static int device_read(const struct kiln_image *img, void *buf, uint64_t off,
+		       uint64_t len, struct kiln_diag *d)
+{
+	uint64_t id = off >> KILN_DEV_SHIFT, at = KILN_DEV_OFFSET(off);
+	const struct kiln_rdevice *dev = id <= img->nr_devs ?
+					 &img->devs[id - 1] : NULL;
+
+	if (!dev || dev->fd < 0 || at > dev->size || len > dev->size - at) {
+		kiln_diag_set(d, "%llu bytes at offset %llu of device %llu are "
+			      "beyond its end", (unsigned long long)len,
+			      (unsigned long long)at, (unsigned long long)id);
+		return -1;
+	}
+	if (read_exact(dev->fd, buf, len, at)) {
+		kiln_diag_set(d, "read error at offset %llu of device %llu: %s",
+			      (unsigned long long)at, (unsigned long long)id,
+			      strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int kiln_image_read(const struct kiln_image *img, void *buf, uint64_t off,
 		    uint64_t len, struct kiln_diag *d)
 {
+	if (off >> KILN_DEV_SHIFT)
+		return device_read(img, buf, off, len, d);
 	if (off > img->size || len > img->size - off) {
 		kiln_diag_set(d, "%llu bytes at offset %llu are beyond the end "
 			      "of the image (%llu bytes)",

@@ -19,10 +19,23 @@ struct kiln_diag {
 
 struct kiln_rinode;
 
-/* An extra device, read where the kernel reads it unmounted: see devices.c */
+/*
+ * An extra device: read where the kernel reads it unmounted (appended to
+ * the image), or from a file of its own (--device); see devices.c.
+ */
 struct kiln_rdevice {
 	uint32_t blocks, mapped_blkaddr;
+	uint8_t tag[64];
+	int fd;				/* -1: appended to the image */
+	uint64_t size;			/* of fd, bytes */
 };
+
+/*
+ * A device read from a file of its own has addresses (id << 48) + offset:
+ * no image reaches 2^48 bytes (2^32 blocks of at most 64 KiB).
+ */
+#define KILN_DEV_SHIFT	48
+#define KILN_DEV_OFFSET(pa)	((pa) & ((1ull << KILN_DEV_SHIFT) - 1))
 
 struct kiln_image {
 	int fd;
@@ -63,8 +76,18 @@ void kiln_xattr_prefixes_free(struct kiln_image *img);
 int kiln_devices_load(struct kiln_image *img, struct kiln_diag *d);
 void kiln_devices_free(struct kiln_image *img);
 /*
- * Where len bytes from block blk of device id (0: the image) are in the
- * image; -1 with a message if not all of them are.
+ * Reads devices 1..n from the files at paths (fsck and dump --device), as
+ * the kernel does with device= options; without, they are read appended.
+ * -1 with a message if n is not the table's count, a file cannot be read
+ * or is shorter than its device, or is an EROFS image whose uuid is not
+ * the one the table names (merged layers given in the wrong order).
+ */
+int kiln_devices_attach(struct kiln_image *img, char *const *paths,
+			unsigned int n, struct kiln_diag *d);
+/*
+ * Where len bytes from block blk of device id (0: the image) are: an
+ * offset in the image, or an address of an attached device (read with
+ * kiln_image_read too); -1 with a message if not all of them are there.
  */
 int kiln_device_map(const struct kiln_image *img, uint16_t id, uint32_t blk,
 		    uint64_t len, uint64_t *pa, struct kiln_diag *d);
