@@ -100,20 +100,40 @@ raw_pairs() {
 }
 
 # options_rows CORPUS SRC BYTES: what build systems pass beyond -z/-C
-# (dracut: -E fragments), lz4hc -C64K at 2 workers, to set beside the plain
-# lz4hc rows; the same for erofs-utils with ANCHOR_MKFS.
+# (dracut: -E fragments; containerd and AOSP: --chunksize; AOSP:
+# --compress-hints), at 2 workers, to set beside the plain lz4hc rows; the
+# same for erofs-utils with ANCHOR_MKFS.
+OPTION_SETS=(
+	"lz4hc -z lz4hc -C 65536 -E fragments"
+	"lz4hc -z lz4hc -C 65536 -E dedupe"
+	"lz4hc -z lz4hc -C 65536 -E fragments,dedupe"
+	"lz4hc -z lz4hc:zstd -C 65536 --compress-hints=bench/hints.txt"
+	"- --chunksize=4096"
+	"- --chunksize=4096 -E dedupe"
+)
+
 options_rows() {
-	local c=$1 src=$2 bytes=$3 img=$BENCH/img raw o
+	local c=$1 src=$2 bytes=$3 img=$BENCH/img raw set alg opts tool m
 	echo " $ALGS " | grep -q " lz4hc " || return 0
-	raw=$(awk '$1 ~ /^lz4hc/ {print $2}' "$BENCH/$c.raw")
-	for o in fragments dedupe fragments,dedupe; do
-		row "kiln lz4hc -C64K -E$o w2" lz4hc "$raw" 2 \
-		    "$(measure "$img" "$KILN" --quiet -z lz4hc -C 65536 -E $o --workers=2 "$img" "$src")" "$bytes" >> "$RESULTS/$c.md"
-	done
-	[ -n "${ANCHOR_MKFS:-}" ] || return 0
-	for o in fragments dedupe fragments,dedupe; do
-		row "$ANCHOR_NAME lz4hc -C64K -E$o w2" lz4hc "$raw" 2 \
-		    "$(measure "$img" "$ANCHOR_MKFS" --quiet -zlz4hc -C65536 -E$o --workers=2 "$img" "$src")" "$bytes" >> "$RESULTS/$c.md"
+	for set in "${OPTION_SETS[@]}"; do
+		alg=${set%% *}
+		opts=${set#* }
+		raw=0
+		[ "$alg" = - ] || raw=$(awk -v a="$alg" '$1 ~ "^" a {print $2}' "$BENCH/$c.raw")
+		for tool in kiln anchor; do
+			local bin=$KILN name="kiln $opts w2"
+			if [ $tool = anchor ]; then
+				[ -n "${ANCHOR_MKFS:-}" ] || continue
+				bin=$ANCHOR_MKFS name="$ANCHOR_NAME $opts w2"
+			fi
+			# shellcheck disable=SC2086
+			if m=$(KILN_PROFILE=1 measure "$img" "$bin" --quiet $opts --workers=2 "$img" "$src"); then
+				row "$name" "$alg" "${raw:-0}" 2 "$m" "$bytes" >> "$RESULTS/$c.md"
+			else	# (1.9.3 crashes on hints that name an algorithm)
+				echo "| $name | failed: $(cat "$BENCH/stderr" "$BENCH/time" | head -1 | tr '|' ' ') | | | | | |" >> "$RESULTS/$c.md"
+			fi
+			[ $tool = anchor ] || prof_row "kiln $opts w2" >> "$BENCH/$c.prof"
+		done
 	done
 }
 
