@@ -11,7 +11,8 @@ libsodium-dev libarchive-dev
 clang libclang-rt-14-dev
 kmod fdisk cpio zstd xz-utils lz4 qemu-system-x86
 qemu-system-arm mtools dosfstools linux-libc-dev:arm64
-flex bison bc libelf-dev libssl-dev u-boot-tools libubootenv-tool"
+flex bison bc libelf-dev libssl-dev u-boot-tools libubootenv-tool
+android-libcutils"
 
 # `install-host-deps.sh bench` adds what the benchmarks compare against.
 [ "${1:-}" != bench ] || PKGS="$PKGS squashfs-tools debootstrap gnuplot-nox bc"

@@ -75,8 +75,6 @@ test_android_bad() {
 	printf 'd 0 0 0999\n' > "$T/fsc3"
 	expect_error "fsc3:1: bad uid, gid or octal mode" "$T/img" \
 		"$BIN/mkfs.erofs" --fs-config-file="$T/fsc3" "$T/img" "$T/src"
-	expect_error "built-in fs_config table is not in Kiln" "$T/img" \
-		"$BIN/mkfs.erofs" --mount-point=system "$T/img" "$T/src"
 	expect_error "nothere: No such file" "$T/img" "$BIN/mkfs.erofs" \
 		--fs-config-file="$T/nothere" "$T/img" "$T/src"
 }
@@ -221,4 +219,87 @@ test_android_file_contexts_bad() {
 	printf '\x8a\xff\x7c\xf9rest' > "$T/fc"
 	expect_error "a compiled file_contexts (.bin): give the text one" \
 		"$T/img" "$BIN/mkfs.erofs" --file-contexts="$T/fc" "$T/img" "$T/src"
+}
+
+# A product tree: what the built-in table names (bin, xbin, etc/ppp, the
+# fs_config files themselves, setuid and capability entries, a logical
+# partition inside system) and what it does not.
+builtin_tree() {
+	mkdir -p "$1"/bin "$1"/xbin "$1"/etc/ppp "$1"/vendor/bin "$1"/apex/x/bin \
+		"$1"/lib "$1"/product/bin "$1"/odm/bin
+	for f in bin/sh bin/logd bin/run-as bin/inputflinger bin/secilc \
+		bin/own bin/owndir-not xbin/su xbin/procmem etc/ppp/ip-up \
+		etc/rc.local etc/hosts etc/fs_config_dirs.txt build.prop \
+		vendor/bin/vd apex/x/bin/t lib/libc.so product/bin/p \
+		odm/bin/o init.rc; do
+		echo "$f" > "$1/$f"
+	done
+	mkdir -p "$1"/own/sub
+	ln -s sh "$1/bin/ln"
+}
+
+# rules FILE PREFIX MODE UID GID CAPS ...: an fs_config_dirs/_files file
+# as AOSP's fs_config_generator writes it.
+rules() {
+	python3 - "$@" <<-'PY'
+	import struct, sys
+	out, args = sys.argv[1], sys.argv[2:]
+	data = b""
+	for i in range(0, len(args), 5):
+	    p = args[i].encode() + b"\0"
+	    p += b"\0" * (-(16 + len(p)) % 8)
+	    data += struct.pack("<4HQ", 16 + len(p), int(args[i + 1], 8),
+	                        int(args[i + 2]), int(args[i + 3]),
+	                        int(args[i + 4], 0)) + p
+	open(out, "wb").write(data)
+	PY
+}
+
+# Without a canned file, owners, modes and capabilities come from the
+# product's rules under --product-out, then Android's built-in table:
+# every path of the mounted image as Debian's libcutils (Android 10's
+# fs_config) says, with the mount point "system" and "/".
+test_android_builtin_fs_config() {
+	need_root
+	[ -e /usr/lib/x86_64-linux-gnu/android/libcutils.so.0 ] ||
+		fail "android-libcutils is not installed (scripts/install-host-deps.sh)"
+	builtin_tree "$T/src"
+	mkdir -p "$T/out/system/etc" "$T/out/vendor/etc"
+	rules "$T/out/system/etc/fs_config_files" \
+		"system/bin/own" 0700 1000 1001 0x400 \
+		"system/vendor/bin/*" 0750 0 2000 0
+	rules "$T/out/system/etc/fs_config_dirs" \
+		"system/own" 0710 1000 1000 0
+	rules "$T/out/vendor/etc/fs_config_files" \
+		"vendor/bin/vd" 0555 1 2 0
+	local mp po
+	for mp in system /; do
+		for po in "$T/out" "$T/out/system/" -; do
+			local args=(--mount-point="$mp")
+			[ "$po" = - ] || args+=(--product-out="$po")
+			mkfs "${args[@]}" "$T/img" "$T/src"
+			mount_erofs "$T/img" "$T/m"
+			python3 tests/lib/fsconfig_seen.py "$T/m" > "$T/seen"
+			umount "$T/m"
+			python3 tests/lib/fsconfig_oracle.py "$mp" "$po" "$T/src" > "$T/want"
+			diff -u "$T/want" "$T/seen" > "$T/diff" ||
+				fail "mount point $mp, product out $po: $(head -40 "$T/diff")"
+		done
+	done
+	# the rules applied, not only the table; capabilities too
+	mkfs --mount-point=system --product-out="$T/out" "$T/img" "$T/src"
+	mount_erofs "$T/img" "$T/m"
+	[ "$(stat -c '%u %g %a' "$T/m/bin/own")" = "1000 1001 700" ] ||
+		fail "the product's rule for system/bin/own: $(stat -c '%u %g %a' "$T/m/bin/own")"
+	[ "$(stat -c '%u %g %a' "$T/m/xbin/su")" = "0 2000 4750" ] ||
+		fail "the built-in rule for system/xbin/su"
+	grep -q '^/bin/run-as 0 2000 0750 c0$' <(python3 tests/lib/fsconfig_seen.py "$T/m") ||
+		fail "run-as: $(python3 tests/lib/fsconfig_seen.py "$T/m" | grep run-as)"
+	umount "$T/m"
+	# a damaged rules file is an error, not half a table
+	rm "$T/img"
+	printf '\040\000\000\000' > "$T/out/system/etc/fs_config_files"
+	expect_error "fs_config_files: damaged entry at byte 0" "$T/img" \
+		"$BIN/mkfs.erofs" --mount-point=system --product-out="$T/out" \
+		"$T/img" "$T/src"
 }

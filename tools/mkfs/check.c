@@ -39,11 +39,15 @@ static struct kiln_fsconfig fsconfig;
 static struct kiln_fcontexts fcontexts;
 
 /*
- * erofs-utils takes owners and modes from Android's built-in table when
- * there is a mount point and no canned file; Kiln carries no such table.
+ * With a mount point, erofs-utils takes owners, modes and capabilities
+ * from the canned file if given, else from Android's rules: the product's
+ * files under --product-out, then the built-in table (fsbuiltin.c).
  */
-static int load_android(struct kiln_mkfs_opts *o, const char *fs_config_file)
+static int load_android(struct kiln_mkfs_opts *o, const char *fs_config_file,
+			const char *product_out)
 {
+	bool mounted = o->mount_point != NULL;
+
 	if (o->mount_point && !*o->mount_point)
 		o->mount_point = NULL;	/* "/" */
 	if (o->file_contexts) {
@@ -51,16 +55,16 @@ static int load_android(struct kiln_mkfs_opts *o, const char *fs_config_file)
 			return -1;
 		o->fcontexts = &fcontexts;
 	}
-	if (!fs_config_file) {
-		if (!o->mount_point)
-			return 0;
-		kiln_err("--mount-point without --fs-config-file: Android's "
-			 "built-in fs_config table is not in Kiln; give the "
-			 "canned file (META/filesystem_config.txt)");
+	if (fs_config_file) {
+		if (kiln_fsconfig_load(&fsconfig, fs_config_file,
+				       o->mount_point))
+			return -1;
+	} else if (!mounted) {
+		return 0;
+	} else if (kiln_fsconfig_builtin_load(&fsconfig, product_out,
+					      o->mount_point)) {
 		return -1;
 	}
-	if (kiln_fsconfig_load(&fsconfig, fs_config_file, o->mount_point))
-		return -1;
 	o->fsconfig = &fsconfig;
 	return 0;
 }
@@ -185,14 +189,14 @@ static int check_layers(struct kiln_mkfs_opts *o, bool blksz_given)
 }
 
 int mkfs_check_opts(struct kiln_mkfs_opts *o, bool blksz_given,
-		    const char *fs_config_file)
+		    const char *fs_config_file, const char *product_out)
 {
 	if (o->aufs && !o->tar)
 		return kiln_err("--aufs reads a tar's .wh. entries: it needs "
 				"--tar"), -1;
 	return check_tar_index(o, blksz_given) ||
 	       check_layers(o, blksz_given) || check_compression(o) ||
-	       load_android(o, fs_config_file) ? -1 : source_date_epoch(o);
+	       load_android(o, fs_config_file, product_out) ? -1 : source_date_epoch(o);
 }
 
 void mkfs_check_free(void)

@@ -123,7 +123,8 @@ static void usage(FILE *f)
 "                       the prefix of paths in the files below\n"
 "  --fs-config-file=F   Android's canned fs_config: owner, mode and\n"
 "                       capabilities of every path\n"
-"  --product-out=DIR    accepted (the canned file already says all)\n"
+"  --product-out=DIR    Android: without --fs-config-file, the product's\n"
+"                       etc/fs_config_{dirs,files} rules come first\n"
 "  --file-contexts=F    SELinux labels (text file_contexts) into\n"
 "                       security.selinux\n"
 "  --block-list-file=F  Android: the blocks of every file, one line each\n"
@@ -180,6 +181,7 @@ static char *strip_slashes(char *p)
 }
 
 static const char *fs_config_file;	/* --fs-config-file */
+static const char *product_out;		/* --product-out */
 static bool blksz_given;		/* -b */
 
 static int bad(const char *what, const char *arg)
@@ -379,6 +381,7 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 		fs_config_file = arg;
 		return 0;
 	case OPT_PRODUCT_OUT:
+		product_out = arg;
 		return 0;
 	case OPT_FILE_CONTEXTS:
 		o->file_contexts = arg;
@@ -446,7 +449,7 @@ static int parse_args(int argc, char **argv, struct kiln_mkfs_opts *o)
 	}
 	o->image = argv[optind];
 	o->source = argc - optind == 2 ? argv[optind + 1] : NULL;
-	return mkfs_check_opts(o, blksz_given, fs_config_file);
+	return mkfs_check_opts(o, blksz_given, fs_config_file, product_out);
 }
 
 int main(int argc, char **argv)

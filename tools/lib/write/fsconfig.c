@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "common/lines.h"
 #include "common/util.h"
 #include "fsconfig.h"
@@ -106,8 +107,8 @@ int kiln_fsconfig_load(struct kiln_fsconfig *fc, const char *file,
 	return ret;
 }
 
-const struct kiln_fsconfig_entry *
-kiln_fsconfig_find(const struct kiln_fsconfig *fc, const char *relpath)
+static const struct kiln_fsconfig_entry *
+find(const struct kiln_fsconfig *fc, const char *relpath)
 {
 	const char *mp = fc->mount_point;
 	size_t mlen = mp && *relpath ? strlen(mp) : 0;
@@ -127,10 +128,33 @@ kiln_fsconfig_find(const struct kiln_fsconfig *fc, const char *relpath)
 	return fc->slots[k] ? &fc->v[fc->slots[k] - 1] : NULL;
 }
 
+int kiln_fsconfig_lookup(const struct kiln_fsconfig *fc, const char *relpath,
+			 bool dir, struct kiln_fsconfig_entry *e)
+{
+	const struct kiln_fsconfig_entry *found;
+
+	if (fc->builtin) {
+		kiln_fsconfig_builtin_lookup(fc, relpath, dir, e);
+		return 0;
+	}
+	found = find(fc, relpath);
+	if (!found)
+		return -1;
+	*e = *found;
+	return 0;
+}
+
 void kiln_fsconfig_free(struct kiln_fsconfig *fc)
 {
 	for (uint32_t i = 0; i < fc->nr; i++)
 		free(fc->v[i].path);
+	for (int d = 0; d < 2; d++) {
+		for (uint32_t i = 0; i < fc->nr_rules[d]; i++)
+			free(fc->rules[d][i].e.path);
+		free(fc->rules[d]);
+		fc->rules[d] = NULL;
+		fc->nr_rules[d] = 0;
+	}
 	free(fc->v);
 	free(fc->slots);
 	fc->v = NULL;
@@ -141,18 +165,18 @@ void kiln_fsconfig_free(struct kiln_fsconfig *fc)
 int kiln_fsconfig_apply(const struct kiln_fsconfig *fc, const char *relpath,
 			uint32_t *mode, uint64_t *uid, uint64_t *gid)
 {
-	const struct kiln_fsconfig_entry *e = kiln_fsconfig_find(fc, relpath);
+	struct kiln_fsconfig_entry e;
 
-	if (!e) {
+	if (kiln_fsconfig_lookup(fc, relpath, S_ISDIR(*mode), &e)) {
 		kiln_err("%s%s%s: not in the fs_config file %s", *relpath &&
 			 fc->mount_point ? fc->mount_point : "",
 			 *relpath && fc->mount_point ? "/" : "",
 			 *relpath ? relpath : "/ (the root)", fc->file);
 		return -1;
 	}
-	*uid = e->uid;
-	*gid = e->gid;
-	*mode = (*mode & ~07777u) | e->mode;
+	*uid = e.uid;
+	*gid = e.gid;
+	*mode = (*mode & ~07777u) | e.mode;
 	return 0;
 }
 

@@ -10,16 +10,23 @@
  * does. A path given twice takes its last line. With
  * --mount-point, paths are looked up as MOUNT_POINT/PATH, but the root as
  * itself. Every path in the image must be in the file, as in AOSP.
+ * Without the file, Android's built-in rules apply (fsbuiltin.c).
  */
 #ifndef KILN_WRITE_FSCONFIG_H
 #define KILN_WRITE_FSCONFIG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct kiln_fsconfig_entry {
 	char *path;
 	uint32_t uid, gid, mode;	/* mode: permission bits only */
 	uint64_t caps;			/* 0: no security.capability */
+};
+
+/* A rule of the product's fs_config_dirs or fs_config_files (fsbuiltin.c) */
+struct kiln_fsrule {
+	struct kiln_fsconfig_entry e;	/* e.path: a prefix, fnmatch(3)ed */
 };
 
 struct kiln_fsconfig {
@@ -29,14 +36,33 @@ struct kiln_fsconfig {
 	uint32_t nr;
 	uint32_t *slots;		/* hash: entry index + 1, 0 empty */
 	uint32_t nr_slots;
+	/* no canned file (fsbuiltin.c): the rules, then Android's table */
+	bool builtin;
+	struct kiln_fsrule *rules[2];	/* [0] files', [1] directories' */
+	uint32_t nr_rules[2];
 };
 
 /* One-line error and -1 on a bad line or an unreadable file. */
 int kiln_fsconfig_load(struct kiln_fsconfig *fc, const char *file,
 		       const char *mount_point);
-/* relpath: from the source root, no leading '/' ("" the root). */
-const struct kiln_fsconfig_entry *
-kiln_fsconfig_find(const struct kiln_fsconfig *fc, const char *relpath);
+/*
+ * Without a canned file: --product-out's fs_config_dirs/fs_config_files
+ * (if it has them) and the built-in table, as libcutils' fs_config().
+ * One-line error and -1 on a damaged rules file.
+ */
+int kiln_fsconfig_builtin_load(struct kiln_fsconfig *fc,
+			       const char *product_out,
+			       const char *mount_point);
+/*
+ * relpath: from the source root, no leading '/' ("" the root); dir: it is
+ * a directory. -1 if a canned file has no entry for it.
+ */
+int kiln_fsconfig_lookup(const struct kiln_fsconfig *fc, const char *relpath,
+			 bool dir, struct kiln_fsconfig_entry *e);
+/* The built-in way (fsbuiltin.c): always an answer. */
+void kiln_fsconfig_builtin_lookup(const struct kiln_fsconfig *fc,
+				  const char *relpath, bool dir,
+				  struct kiln_fsconfig_entry *e);
 void kiln_fsconfig_free(struct kiln_fsconfig *fc);
 
 struct kiln_inode;
