@@ -66,6 +66,12 @@ test_layers_merge() {
 		--device="$T/L1" --device="$T/L3" "$T/merged"
 	assert_lines 1 "$T/err"
 	assert_grep "uuid" "$T/err"
+	# a merge of merges points at the first layers, not at the merge
+	mkfs --ovlfs-strip=1 "$T/m12" "$T/L1" "$T/L2"
+	mkfs --ovlfs-strip=1 "$T/m123" "$T/m12" "$T/L3"
+	mount_devices "$T/m123" "$T/md" "$T/L1" "$T/L2" "$T/L3"
+	$TREECMP "$T/ov" "$T/md" || fail "merge of a merge differs"
+	umount "$T/md"
 	# unstripped, the marks stay: overlayfs reads it as the same tree
 	mkfs "$T/merged" "$T/L1" "$T/L2" "$T/L3"
 	cat "$T/merged" "$T/L1" "$T/L2" "$T/L3" > "$T/one"
@@ -91,8 +97,7 @@ test_layers_bad() {
 	mkfs "$T/inline" "$T/src"
 	mkfs -b 1024 -Enoinline_data "$T/b1k" "$T/src"
 	tar -C "$T/src" -cf "$T/s.tar" .
-	mkfs --tar=i "$T/tari" "$T/s.tar"
-	for t in "ok zip" "ok inline" "ok b1k" "tari" "ok missing"; do
+	for t in "ok zip" "ok inline" "ok b1k" "ok missing"; do
 		# shellcheck disable=SC2046
 		if "$BIN/mkfs.erofs" --quiet "$T/img" $(printf "$T/%s " $t) 2> "$T/err"; then
 			fail "$t: accepted"
@@ -129,4 +134,50 @@ test_layers_past_2p32_blocks() {
 		fail "one layer of 2^32 - 16 blocks refused"
 	expect_error "device 2 ends past 2^32 blocks" "$T/img" \
 		"$BIN/mkfs.erofs" --quiet "$T/img" "$T/l1" "$T/l2"
+}
+
+# containerd's tar index layers (--tar=i, 512-byte blocks): the merge
+# points at each layer's tar, not at the index, so it mounts over the
+# tars alone; compared with overlayfs over the two indexes, each mounted
+# with its tar appended.
+test_layers_tar_index() {
+	need_root
+	aufs_layer
+	tar -C "$T/base" -cf "$T/base.tar" .
+	mkfs --tar=i "$T/i1" "$T/base.tar"
+	mkfs --tar=i --aufs "$T/i2" "$T/layer.tar"
+	cat "$T/i1" "$T/base.tar" > "$T/one1"
+	cat "$T/i2" "$T/layer.tar" > "$T/one2"
+	mount_erofs "$T/one1" "$T/m1"
+	mount_erofs "$T/one2" "$T/m2"
+	mkdir -p "$T/ov"
+	mount -t overlay overlay -o "lowerdir=$T/m2:$T/m1" "$T/ov" ||
+		fail "overlayfs refused the tar index layers"
+	echo "$T/ov" >> "$T/.mounts"
+	mkfs --ovlfs-strip=1 --workers=1 "$T/merged" "$T/i1" "$T/i2"
+	mkfs --ovlfs-strip=1 --workers=3 "$T/merged3" "$T/i1" "$T/i2"
+	cmp "$T/merged" "$T/merged3" || fail "differs by workers"
+	mount_devices "$T/merged" "$T/md" "$T/base.tar" "$T/layer.tar"
+	$TREECMP "$T/ov" "$T/md" || fail "merged tar indexes differ"
+	umount "$T/md"
+	# appended, each tar cut to its device's blocks (a tar is padded
+	# past its end marker), as dump.erofs -s lists them
+	"$BIN/dump.erofs" -s "$T/merged" > "$T/sb"
+	assert_grep "extra devices: *2" "$T/sb"
+	local n1 n2
+	n1=$(awk '/device 1:/ {print $3}' "$T/sb")
+	n2=$(awk '/device 2:/ {print $3}' "$T/sb")
+	{ cat "$T/merged"; head -c $((n1 * 512)) "$T/base.tar"
+	  head -c $((n2 * 512)) "$T/layer.tar"; } > "$T/one"
+	mount_erofs "$T/one" "$T/mm"
+	$TREECMP "$T/ov" "$T/mm" || fail "merged tar indexes (appended) differ"
+	umount "$T/mm"
+	extract_cmp "$T/merged" "$T/ov" --device="$T/base.tar" \
+		--device="$T/layer.tar"
+	# a tar index and a 4 KiB layer do not share a block size
+	mkfs -Enoinline_data "$T/plain" "$T/base"
+	if "$BIN/mkfs.erofs" --quiet "$T/img" "$T/i1" "$T/plain" 2> "$T/err"; then
+		fail "mixed block sizes accepted"
+	fi
+	assert_lines 1 "$T/err"
 }

@@ -59,8 +59,12 @@ static void print_extent(unsigned int n, const struct kiln_fext *e)
 	uint64_t pa = e->kind == KILN_EXT_FRAG ? 0 : KILN_DEV_OFFSET(e->pa);
 
 	printf("%4u: %8" PRIu64 "..%8" PRIu64 " | %7" PRIu64 " : %10" PRIu64
-	       "..%10" PRIu64 " | %7u\n", n, e->la, e->la + e->llen, e->llen,
+	       "..%10" PRIu64 " | %7u", n, e->la, e->la + e->llen, e->llen,
 	       pa, pa + e->plen, e->plen);
+	/* as erofs-utils marks an extent read from a device of its own */
+	if (e->kind != KILN_EXT_FRAG && e->pa >> KILN_DEV_SHIFT)
+		printf("  # device %u", (unsigned int)(e->pa >> KILN_DEV_SHIFT));
+	printf("\n");
 }
 
 /*

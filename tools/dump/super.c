@@ -63,6 +63,31 @@ static unsigned int print_features(const struct erofs_super_block *sb,
 	return kver;
 }
 
+/*
+ * Kiln's own lines, after erofs-utils' (which lists no devices): each
+ * extra device's blocks and where it starts when appended (cat IMAGE
+ * DEV1 DEV2 ... with each device cut to its blocks: a tar is usually
+ * longer, padded past its end marker), and its tag when it has one.
+ */
+static void print_devices(const struct kiln_image *img)
+{
+	if (!img->nr_devs)
+		return;
+	printf(ROW "%u\n", "extra devices:", img->nr_devs);
+	for (uint32_t i = 0; i < img->nr_devs; i++) {
+		const struct kiln_rdevice *dev = &img->devs[i];
+		char tag[65];
+		size_t n = 0;
+
+		for (; n < 64 && dev->tag[n] >= 0x20 && dev->tag[n] < 0x7f; n++)
+			tag[n] = (char)dev->tag[n];
+		tag[n] = 0;
+		printf("  device %u: %u blocks, appended from block %u%s%s\n",
+		       i + 1, dev->blocks, dev->mapped_blkaddr,
+		       n ? ", tag " : "", tag);
+	}
+}
+
 int dump_super(struct dump *dp)
 {
 	const struct erofs_super_block *sb = &dp->img.sb;
@@ -119,5 +144,6 @@ int dump_super(struct dump *dp)
 	if (kver)
 		printf("%-46s%u.%u\n", "Required upstream Linux kernel version:",
 		       kver / 100, kver % 100);
+	print_devices(&dp->img);
 	return 0;
 }

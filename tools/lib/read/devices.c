@@ -89,7 +89,8 @@ int kiln_device_map(const struct kiln_image *img, uint16_t id, uint32_t blk,
 			      "%u", blk, dev->blocks, id);
 		return -1;
 	}
-	if (dev->fd >= 0) {	/* attached: its size was checked then */
+	if (dev->fd >= 0 || img->devs_unread) {	/* attached: its size was
+						   checked then */
 		*pa = ((uint64_t)id << KILN_DEV_SHIFT) +
 		      ((uint64_t)blk << img->blkszbits);
 		return 0;
@@ -165,6 +166,11 @@ static int attach_one(struct kiln_image *img, struct kiln_rdevice *dev,
 		return -1;
 	}
 	return 0;
+}
+
+void kiln_devices_map_only(struct kiln_image *img)
+{
+	img->devs_unread = true;
 }
 
 int kiln_devices_attach(struct kiln_image *img, char *const *paths,

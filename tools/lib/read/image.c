@@ -76,7 +76,12 @@ static int device_read(const struct kiln_image *img, void *buf, uint64_t off,
 	const struct kiln_rdevice *dev = id <= img->nr_devs ?
 					 &img->devs[id - 1] : NULL;
 
-	if (!dev || dev->fd < 0 || at > dev->size || len > dev->size - at) {
+	if (!dev || dev->fd < 0) {
+		kiln_diag_set(d, "device %llu is not attached: only where its "
+			      "data is can be known", (unsigned long long)id);
+		return -1;
+	}
+	if (at > dev->size || len > dev->size - at) {
 		kiln_diag_set(d, "%llu bytes at offset %llu of device %llu are "
 			      "beyond its end", (unsigned long long)len,
 			      (unsigned long long)at, (unsigned long long)id);

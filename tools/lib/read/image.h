@@ -53,6 +53,7 @@ struct kiln_image {
 	bool zero_padding, big_pcluster, ztailpacking, head2, chunked;
 	struct kiln_rdevice *devs;	/* the device table */
 	uint32_t nr_devs, dev_mask;
+	bool devs_unread;		/* kiln_devices_map_only */
 	struct kiln_rinode *packed;	/* fragments: the packed inode */
 	char **xprefix;			/* long xattr name prefixes, whole */
 	unsigned int nr_xprefix;
@@ -84,6 +85,12 @@ void kiln_devices_free(struct kiln_image *img);
  */
 int kiln_devices_attach(struct kiln_image *img, char *const *paths,
 			unsigned int n, struct kiln_diag *d);
+/*
+ * For a merge, which needs where data is, not the data: devices map to
+ * addresses as if attached (device k's offset o: (k << 48) + o), and
+ * reading them is an error.
+ */
+void kiln_devices_map_only(struct kiln_image *img);
 /*
  * Where len bytes from block blk of device id (0: the image) are: an
  * offset in the image, or an address of an attached device (read with

@@ -28,7 +28,8 @@ struct layer {
 	struct kiln_image img;
 	struct kiln_dctx *x;
 	const char *name;
-	uint16_t device;
+	uint16_t device;		/* the merged image's for the layer's
+					   data: itself, or its device 1 */
 	struct kiln_diag d;
 	struct { uint64_t nid; struct kiln_inode *in; } *seen;
 	size_t cap, used;
@@ -81,6 +82,27 @@ static int add_xattr(void *arg, const char *name, const void *value,
 	return kiln_xattr_add(in, in->srcpath, name, value, len);
 }
 
+/*
+ * The merged image's device for an extent of the layer: the layer, or
+ * for a layer with devices of its own (a --tar=i index, a merged image),
+ * the one of those it is on. A file's runs are on one device, and such a
+ * layer's data is on its devices only (--tar=i and merges put it there).
+ */
+static int device_of(struct layer *ly, const struct kiln_inode *in,
+		     struct kiln_devmap *m, const struct kiln_fext *e)
+{
+	uint64_t id = e->pa >> KILN_DEV_SHIFT;
+	uint16_t dev = (uint16_t)(ly->device + (id ? id - 1 : 0));
+
+	if (!ly->img.nr_devs != !id)
+		return layer_err(ly, in->srcpath, "data in the layer's own "
+				 "blocks, but the layer has devices");
+	if (m->nr && m->device != dev)
+		return layer_err(ly, in->srcpath, "data on two devices");
+	m->device = dev;
+	return 0;
+}
+
 /* Where a regular file's bytes are in its layer: runs, holes left out. */
 static int data_runs(struct layer *ly, const struct kiln_rinode *ri,
 		     struct kiln_inode *in)
@@ -111,8 +133,10 @@ static int data_runs(struct layer *ly, const struct kiln_rinode *ri,
 
 			if (e->kind == KILN_EXT_HOLE)
 				continue;
+			if (device_of(ly, in, m, e))
+				return -1;
 			if (r && r->off + r->len == e->la &&
-			    r->devoff + r->len == e->pa) {
+			    r->devoff + r->len == KILN_DEV_OFFSET(e->pa)) {
 				r->len += e->llen;
 				continue;
 			}
@@ -122,7 +146,8 @@ static int data_runs(struct layer *ly, const struct kiln_rinode *ri,
 						cap * sizeof(m->run[0]));
 			}
 			m->run[m->nr++] = (struct kiln_devrun){
-				.off = e->la, .len = e->llen, .devoff = e->pa };
+				.off = e->la, .len = e->llen,
+				.devoff = KILN_DEV_OFFSET(e->pa) };
 		}
 	}
 	free(l.e);
@@ -270,11 +295,10 @@ static int top_root(struct layer *ly, const struct kiln_rinode *ri)
 }
 
 /* Layer k (1..), read into the tree under what the layers above made. */
-static int merge_layer(struct tarscan *ts, unsigned int k)
+static int merge_layer(struct tarscan *ts, unsigned int k, uint16_t device)
 {
 	struct layer ly = { .ts = ts, .name = ts->o->layers[k - 1],
-			    .device = (uint16_t)k };
-	struct kiln_device *dev = &ts->tree->devices[k - 1];
+			    .device = device };
 	struct kiln_rinode root;
 	int ret = -1;
 
@@ -283,41 +307,82 @@ static int merge_layer(struct tarscan *ts, unsigned int k)
 		return -1;
 	}
 	ly.x = kiln_dctx_new(&ly.img);
+	kiln_devices_map_only(&ly.img);
 	if (ly.img.blkszbits != ts->o->blkszbits)
 		layer_err(&ly, "", "block size differs from the first layer's");
-	else if (ly.img.nr_devs)
-		layer_err(&ly, "", "a layer with devices of its own (--tar=i) "
-			  "cannot be merged yet");
 	else if (kiln_inode_load(&ly.img, ly.img.sb.root_nid, &root, &ly.d))
 		layer_err(&ly, "", ly.d.msg);
 	else if (!ts->tree->root && top_root(&ly, &root))
 		;
 	else
 		ret = walk_dir(&ly, &root, ts->tree->root, "");
-	dev->blocks = ly.img.sb.blocks;
-	for (int i = 0; i < 16; i++)	/* the layer's uuid, as hex */
-		snprintf((char *)dev->tag + 2 * i, 3, "%02x", ly.img.sb.uuid[i]);
 	kiln_dctx_free(ly.x);
 	kiln_image_close(&ly.img);
 	free(ly.seen);
 	return ret;
 }
 
+static void add_device(struct kiln_tree *tree, uint64_t blocks,
+		       const uint8_t tag[64])
+{
+	tree->devices = xrealloc(tree->devices, (tree->nr_devices + 1u) *
+				 sizeof(*tree->devices));
+	tree->devices[tree->nr_devices].blocks = blocks;
+	memcpy(tree->devices[tree->nr_devices++].tag, tag, 64);
+}
+
+/*
+ * The merged image's devices, in the order the layers are named: a layer
+ * that holds its own data is one device, tagged with its uuid in hex; a
+ * layer whose data is on devices of its own (a --tar=i index and its
+ * tar, a merged image and its layers) brings those, with their tags, so
+ * a merge of merges still points straight at the data. first[k - 1]:
+ * layer k's first device.
+ */
+static int plan_devices(const struct kiln_mkfs_opts *o,
+			struct kiln_tree *tree, uint16_t *first)
+{
+	for (unsigned int k = 1; k <= o->nr_layers; k++) {
+		struct kiln_image img;
+		struct kiln_diag d;
+		uint8_t tag[64] = { 0 };
+
+		if (kiln_image_open(&img, o->layers[k - 1], &d))
+			return kiln_err("%s", d.msg), -1;
+		if (tree->nr_devices + (img.nr_devs ? img.nr_devs : 1) >
+		    UINT16_MAX - 1) {
+			kiln_image_close(&img);
+			return kiln_err("%s: more than 65534 devices in all",
+					o->layers[k - 1]), -1;
+		}
+		first[k - 1] = (uint16_t)(tree->nr_devices + 1);
+		for (uint32_t i = 0; i < img.nr_devs; i++)
+			add_device(tree, img.devs[i].blocks, img.devs[i].tag);
+		for (int i = 0; !img.nr_devs && i < 16; i++)
+			snprintf((char *)tag + 2 * i, 3, "%02x", img.sb.uuid[i]);
+		if (!img.nr_devs)
+			add_device(tree, img.sb.blocks, tag);
+		kiln_image_close(&img);
+	}
+	return 0;
+}
+
 int kiln_layers_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
 {
 	struct tarscan ts = { .o = o, .tree = tree, .tar_fd = -1,
 			      .name = "layers" };
-	int ret = 0;
+	uint16_t *first = xcalloc(o->nr_layers, sizeof(*first));
+	int ret;
 
 	memset(tree, 0, sizeof(*tree));
 	ts.cap = 1024;
 	ts.nodes = xcalloc(ts.cap, sizeof(*ts.nodes));
-	tree->devices = xcalloc(o->nr_layers, sizeof(*tree->devices));
-	tree->nr_devices = (uint16_t)o->nr_layers;
+	ret = plan_devices(o, tree, first);
 	for (unsigned int k = o->nr_layers; k && !ret; k--)
-		ret = merge_layer(&ts, k);
+		ret = merge_layer(&ts, k, first[k - 1]);
 	tar_finish(&ts);
 	free(ts.nodes);
 	free(ts.dirs);
+	free(first);
 	return ret;
 }
