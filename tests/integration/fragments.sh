@@ -187,3 +187,19 @@ test_fragments_changed_source() {
 		"$T/img" "$T/src"
 	wait
 }
+
+# Small files that do not compress, with --chunksize: the packed inode
+# does not pay to compress, and must then be stored flat, never as
+# chunks (its content is read from the files' pieces, not a file).
+test_fragments_incompressible_chunksize() {
+	need_root
+	mkdir "$T/src"
+	for n in $(seq 1 60); do
+		head -c 3000 /dev/urandom > "$T/src/r$n"
+	done
+	mkfs -zlz4 -Efragments --chunksize=4096 "$T/img" "$T/src"
+	mount_erofs "$T/img" "$T/m"
+	$TREECMP "$T/src" "$T/m" || fail "mount differs"
+	umount "$T/m"
+	extract_cmp "$T/img" "$T/src"
+}

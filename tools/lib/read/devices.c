@@ -33,6 +33,8 @@ int kiln_devices_load(struct kiln_image *img, struct kiln_diag *d)
 	}
 	img->devs = xcalloc(sb->extra_devices, sizeof(*img->devs));
 	img->nr_devs = sb->extra_devices;
+	for (uint32_t i = 0; i < img->nr_devs; i++)
+		img->devs[i].fd = -1;	/* (freed on a failed read below) */
 	/* the kernel's mask: ids beyond it wrap, as they do there */
 	img->dev_mask = 1;
 	while (img->dev_mask < (uint32_t)sb->extra_devices + 1)
@@ -47,7 +49,6 @@ int kiln_devices_load(struct kiln_image *img, struct kiln_diag *d)
 		erofs_deviceslot_decode(&s, raw);
 		img->devs[i].blocks = s.blocks;
 		img->devs[i].mapped_blkaddr = s.mapped_blkaddr;
-		img->devs[i].fd = -1;
 		memcpy(img->devs[i].tag, s.tag, sizeof(s.tag));
 	}
 	return 0;

@@ -133,8 +133,10 @@ static int data_runs(struct layer *ly, const struct kiln_rinode *ri,
 
 			if (e->kind == KILN_EXT_HOLE)
 				continue;
-			if (device_of(ly, in, m, e))
+			if (device_of(ly, in, m, e)) {
+				free(l.e);
 				return -1;
+			}
 			if (r && r->off + r->len == e->la &&
 			    r->devoff + r->len == KILN_DEV_OFFSET(e->pa)) {
 				r->len += e->llen;

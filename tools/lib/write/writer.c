@@ -168,8 +168,9 @@ static int add_devices(struct kiln_writer *w, const struct kiln_tree *t,
 		const struct kiln_device *dev = &t->devices[i];
 		struct erofs_deviceslot slot;
 
+		/* its last block, at + blocks - 1, must be a 32-bit address */
 		if (dev->blocks > UINT32_MAX || at > UINT32_MAX ||
-		    dev->blocks > UINT32_MAX - at)
+		    at + dev->blocks > (uint64_t)UINT32_MAX + 1)
 			return kiln_err("device %u ends past 2^32 blocks of %u "
 					"bytes: too large for one image",
 					i + 1, 1u << w->l->blkszbits), -1;
