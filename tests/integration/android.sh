@@ -279,9 +279,9 @@ test_android_builtin_fs_config() {
 			[ "$po" = - ] || args+=(--product-out="$po")
 			mkfs "${args[@]}" "$T/img" "$T/src"
 			mount_erofs "$T/img" "$T/m"
-			python3 tests/lib/fsconfig_seen.py "$T/m" > "$T/seen"
+			python3 tests/lib/fsconfig_lines.py seen "$T/m" > "$T/seen"
 			umount "$T/m"
-			python3 tests/lib/fsconfig_oracle.py "$mp" "$po" "$T/src" > "$T/want"
+			python3 tests/lib/fsconfig_lines.py want "$mp" "$po" "$T/src" > "$T/want"
 			diff -u "$T/want" "$T/seen" > "$T/diff" ||
 				fail "mount point $mp, product out $po: $(head -40 "$T/diff")"
 		done
@@ -293,8 +293,8 @@ test_android_builtin_fs_config() {
 		fail "the product's rule for system/bin/own: $(stat -c '%u %g %a' "$T/m/bin/own")"
 	[ "$(stat -c '%u %g %a' "$T/m/xbin/su")" = "0 2000 4750" ] ||
 		fail "the built-in rule for system/xbin/su"
-	grep -q '^/bin/run-as 0 2000 0750 c0$' <(python3 tests/lib/fsconfig_seen.py "$T/m") ||
-		fail "run-as: $(python3 tests/lib/fsconfig_seen.py "$T/m" | grep run-as)"
+	grep -q '^/bin/run-as 0 2000 0750 c0$' <(python3 tests/lib/fsconfig_lines.py seen "$T/m") ||
+		fail "run-as: $(python3 tests/lib/fsconfig_lines.py seen "$T/m" | grep run-as)"
 	umount "$T/m"
 	# a damaged rules file is an error, not half a table
 	rm "$T/img"

@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "android.h"
 #include "common/util.h"
 #include "fcontexts.h"
@@ -39,14 +38,9 @@ static int label(const struct kiln_mkfs_opts *o, struct kiln_inode *in,
 int kiln_android_xattrs(const struct kiln_mkfs_opts *o, struct kiln_inode *in,
 			const char *relpath)
 {
-	struct kiln_fsconfig_entry e;
-
 	if (o->xattr_tolerance < 0)
 		return 0;
-	/* (found: kiln_fsconfig_apply has already looked it up) */
-	if (o->fsconfig &&
-	    (kiln_fsconfig_lookup(o->fsconfig, relpath, S_ISDIR(in->mode), &e) ||
-	     kiln_fsconfig_caps_xattr(in, e.caps)))
+	if (o->fsconfig && kiln_fsconfig_caps_xattr(in, in->fs_caps))
 		return -1;
 	return o->fcontexts ? label(o, in, relpath) : 0;
 }

@@ -13,9 +13,10 @@ struct kiln_inode;
 
 /*
  * Once an inode's own xattrs are read (relpath: from the source root, ""
- * for it): the fs_config capabilities and the SELinux label replace its
- * own security.capability (if the file gives any) and security.selinux.
- * Nothing when xattrs are off (-x below 0). -1 if one cannot be stored.
+ * for it): the fs_config capabilities (in->fs_caps, as kiln_fsconfig_apply
+ * gave them) and the SELinux label replace its own security.capability
+ * (if the file gives any) and security.selinux. Nothing when xattrs are
+ * off (-x below 0). -1 if one cannot be stored.
  */
 int kiln_android_xattrs(const struct kiln_mkfs_opts *o, struct kiln_inode *in,
 			const char *relpath);

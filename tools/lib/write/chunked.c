@@ -65,7 +65,7 @@ static bool sparse(const struct kiln_src *src, uint64_t off, uint64_t len)
 
 /* Copies [off, off + len) to c->next_blk; *zero: it was all zeros. */
 static int copy_chunk(struct kiln_chunked *c, const struct kiln_inode *in,
-		      const struct kiln_src *src, uint64_t off, uint64_t len,
+		      struct kiln_src *src, uint64_t off, uint64_t len,
 		      struct kiln_pcl *pcl, bool *zero)
 {
 	uint64_t at = c->next_blk << c->blkszbits;
@@ -78,8 +78,9 @@ static int copy_chunk(struct kiln_chunked *c, const struct kiln_inode *in,
 		ssize_t got = kiln_src_pread(src, c->buf, n, off + done);
 
 		if (got != (ssize_t)n) {
-			kiln_err("%s: %s", in->srcpath, got < 0 ?
-				 strerror(errno) : "file changed while being read");
+			kiln_err("%s: %s", kiln_src_name(src, in), got < 0 &&
+				 errno != EAGAIN ? strerror(errno) :
+				 "file changed while being read");
 			return -1;
 		}
 		h = kiln_hash64(c->buf, n, h);
@@ -99,7 +100,7 @@ static int copy_chunk(struct kiln_chunked *c, const struct kiln_inode *in,
 
 /* One chunk: *addr its first block, or EROFS_NULL_ADDR for a hole. */
 static int write_chunk(struct kiln_chunked *c, const struct kiln_inode *in,
-		       const struct kiln_src *src, uint64_t off, uint64_t len,
+		       struct kiln_src *src, uint64_t off, uint64_t len,
 		       uint32_t *addr)
 {
 	struct kiln_pcl pcl = {
@@ -174,7 +175,7 @@ static void encode_index(const struct kiln_chunked *c, struct kiln_inode *in,
 }
 
 static int write_chunks(struct kiln_chunked *c, struct kiln_inode *in,
-			const struct kiln_src *src, uint32_t *a)
+			struct kiln_src *src, uint32_t *a)
 {
 	uint64_t csize = 1ull << c->chunkbits;
 

@@ -76,7 +76,7 @@ int kiln_flat_emit(const struct kiln_flat *f, const struct kiln_inode *in,
 
 /* Copies [start, end) of the source file, which SEEK_DATA says has data. */
 static int copy_range(const struct kiln_flat *f, const struct kiln_inode *in,
-		      const struct kiln_src *src, uint8_t *buf, uint64_t start,
+		      struct kiln_src *src, uint8_t *buf, uint64_t start,
 		      uint64_t end)
 {
 	while (start < end) {
@@ -102,7 +102,7 @@ static int copy_range(const struct kiln_flat *f, const struct kiln_inode *in,
 
 /* Walks the data segments of the source, leaving holes as zeros. */
 static int copy_segments(const struct kiln_flat *f,
-			 const struct kiln_inode *in, const struct kiln_src *src,
+			 const struct kiln_inode *in, struct kiln_src *src,
 			 uint8_t *buf)
 {
 	uint64_t pos = 0;

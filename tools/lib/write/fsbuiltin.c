@@ -225,10 +225,10 @@ void kiln_fsconfig_builtin_lookup(const struct kiln_fsconfig *fc,
 
 	snprintf(path, n, "%s%s%s", mp ? mp : "", mp ? "/" : "", relpath);
 	for (uint32_t i = 0; i < fc->nr_rules[dir]; i++) {
-		const struct kiln_fsrule *r = &fc->rules[dir][i];
+		const struct kiln_fsconfig_entry *r = &fc->rules[dir][i];
 
-		if (rule_matches(dir, r->e.path, path)) {
-			*e = r->e;
+		if (rule_matches(dir, r->path, path)) {
+			*e = *r;
 			free(path);
 			return;
 		}
@@ -293,7 +293,7 @@ static int load_rules(struct kiln_fsconfig *fc, const char *file, int dir)
 	while (at < len && !ret) {
 		const uint8_t *h = buf + at;
 		size_t elen = len - at >= 16 ? get_le16(h) : 0;
-		struct kiln_fsrule r = { 0 };
+		struct kiln_fsconfig_entry r;
 
 		if (elen <= 16 || elen > len - at ||
 		    !memchr(h + 16, 0, elen - 16) || get_le16(h + 2) > 07777) {
@@ -301,11 +301,11 @@ static int load_rules(struct kiln_fsconfig *fc, const char *file, int dir)
 			ret = -1;
 			break;
 		}
-		r.e.mode = get_le16(h + 2);
-		r.e.uid = get_le16(h + 4);
-		r.e.gid = get_le16(h + 6);
-		r.e.caps = get_le64(h + 8);
-		r.e.path = xstrdup((const char *)h + 16);
+		r = (struct kiln_fsconfig_entry){
+			.path = xstrdup((const char *)h + 16),
+			.mode = get_le16(h + 2), .uid = get_le16(h + 4),
+			.gid = get_le16(h + 6), .caps = get_le64(h + 8),
+		};
 		fc->rules[dir] = xrealloc(fc->rules[dir], (fc->nr_rules[dir] + 1) *
 					  sizeof(r));
 		fc->rules[dir][fc->nr_rules[dir]++] = r;

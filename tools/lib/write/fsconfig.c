@@ -128,8 +128,12 @@ find(const struct kiln_fsconfig *fc, const char *relpath)
 	return fc->slots[k] ? &fc->v[fc->slots[k] - 1] : NULL;
 }
 
-int kiln_fsconfig_lookup(const struct kiln_fsconfig *fc, const char *relpath,
-			 bool dir, struct kiln_fsconfig_entry *e)
+/*
+ * relpath: from the source root, no leading '/' ("" the root); dir: it is
+ * a directory. -1 if a canned file has no entry for it.
+ */
+static int lookup(const struct kiln_fsconfig *fc, const char *relpath,
+		  bool dir, struct kiln_fsconfig_entry *e)
 {
 	const struct kiln_fsconfig_entry *found;
 
@@ -150,7 +154,7 @@ void kiln_fsconfig_free(struct kiln_fsconfig *fc)
 		free(fc->v[i].path);
 	for (int d = 0; d < 2; d++) {
 		for (uint32_t i = 0; i < fc->nr_rules[d]; i++)
-			free(fc->rules[d][i].e.path);
+			free(fc->rules[d][i].path);
 		free(fc->rules[d]);
 		fc->rules[d] = NULL;
 		fc->nr_rules[d] = 0;
@@ -163,11 +167,12 @@ void kiln_fsconfig_free(struct kiln_fsconfig *fc)
 }
 
 int kiln_fsconfig_apply(const struct kiln_fsconfig *fc, const char *relpath,
-			uint32_t *mode, uint64_t *uid, uint64_t *gid)
+			uint32_t *mode, uint64_t *uid, uint64_t *gid,
+			uint64_t *caps)
 {
 	struct kiln_fsconfig_entry e;
 
-	if (kiln_fsconfig_lookup(fc, relpath, S_ISDIR(*mode), &e)) {
+	if (lookup(fc, relpath, S_ISDIR(*mode), &e)) {
 		kiln_err("%s%s%s: not in the fs_config file %s", *relpath &&
 			 fc->mount_point ? fc->mount_point : "",
 			 *relpath && fc->mount_point ? "/" : "",
@@ -177,6 +182,7 @@ int kiln_fsconfig_apply(const struct kiln_fsconfig *fc, const char *relpath,
 	*uid = e.uid;
 	*gid = e.gid;
 	*mode = (*mode & ~07777u) | e.mode;
+	*caps = e.caps;
 	return 0;
 }
 

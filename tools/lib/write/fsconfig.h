@@ -24,11 +24,6 @@ struct kiln_fsconfig_entry {
 	uint64_t caps;			/* 0: no security.capability */
 };
 
-/* A rule of the product's fs_config_dirs or fs_config_files (fsbuiltin.c) */
-struct kiln_fsrule {
-	struct kiln_fsconfig_entry e;	/* e.path: a prefix, fnmatch(3)ed */
-};
-
 struct kiln_fsconfig {
 	const char *file;
 	const char *mount_point;	/* without '/' around it, or NULL */
@@ -38,7 +33,9 @@ struct kiln_fsconfig {
 	uint32_t nr_slots;
 	/* no canned file (fsbuiltin.c): the rules, then Android's table */
 	bool builtin;
-	struct kiln_fsrule *rules[2];	/* [0] files', [1] directories' */
+	/* the product's fs_config_files [0] and fs_config_dirs [1]: each
+	   entry's path is a prefix, matched with fnmatch(3) */
+	struct kiln_fsconfig_entry *rules[2];
 	uint32_t nr_rules[2];
 };
 
@@ -53,12 +50,6 @@ int kiln_fsconfig_load(struct kiln_fsconfig *fc, const char *file,
 int kiln_fsconfig_builtin_load(struct kiln_fsconfig *fc,
 			       const char *product_out,
 			       const char *mount_point);
-/*
- * relpath: from the source root, no leading '/' ("" the root); dir: it is
- * a directory. -1 if a canned file has no entry for it.
- */
-int kiln_fsconfig_lookup(const struct kiln_fsconfig *fc, const char *relpath,
-			 bool dir, struct kiln_fsconfig_entry *e);
 /* The built-in way (fsbuiltin.c): always an answer. */
 void kiln_fsconfig_builtin_lookup(const struct kiln_fsconfig *fc,
 				  const char *relpath, bool dir,
@@ -68,11 +59,12 @@ void kiln_fsconfig_free(struct kiln_fsconfig *fc);
 struct kiln_inode;
 /*
  * Replaces *uid, *gid and the permission bits of *mode by relpath's entry
- * (before --force-uid and the offsets, as erofs-utils). A path not in
- * the file: one line naming it, -1.
+ * (before --force-uid and the offsets, as erofs-utils); *caps: its
+ * capabilities. A path not in the file: one line naming it, -1.
  */
 int kiln_fsconfig_apply(const struct kiln_fsconfig *fc, const char *relpath,
-			uint32_t *mode, uint64_t *uid, uint64_t *gid);
+			uint32_t *mode, uint64_t *uid, uint64_t *gid,
+			uint64_t *caps);
 /* caps as security.capability (revision 2, effective), for the kernel. */
 int kiln_fsconfig_caps_xattr(struct kiln_inode *in, uint64_t caps);
 

@@ -66,6 +66,7 @@ struct kiln_inode {
 	const struct kiln_spool *spool;	/* --tar=f: data is in the spool, */
 	uint64_t spool_off;		/* from here */
 	const struct kiln_fragments *frags;	/* the packed inode's content */
+	uint64_t fs_caps;		/* Android fs_config's capabilities */
 	struct kiln_devmap *devmap;	/* data left on another device */
 	struct timespec src_mtim;	/* to notice a file changing under us */
 	char *symlink;			/* target of a symlink (size bytes) */

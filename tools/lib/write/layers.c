@@ -297,17 +297,14 @@ static int top_root(struct layer *ly, const struct kiln_rinode *ri)
 }
 
 /* Layer k (1..), read into the tree under what the layers above made. */
-static int merge_layer(struct tarscan *ts, unsigned int k, uint16_t device)
+static int merge_layer(struct tarscan *ts, unsigned int k,
+		       struct kiln_image *img, uint16_t device)
 {
 	struct layer ly = { .ts = ts, .name = ts->o->layers[k - 1],
-			    .device = device };
+			    .img = *img, .device = device };
 	struct kiln_rinode root;
 	int ret = -1;
 
-	if (kiln_image_open(&ly.img, ly.name, &ly.d)) {
-		kiln_err("%s", ly.d.msg);
-		return -1;
-	}
 	ly.x = kiln_dctx_new(&ly.img);
 	kiln_devices_map_only(&ly.img);
 	if (ly.img.blkszbits != ts->o->blkszbits)
@@ -319,7 +316,6 @@ static int merge_layer(struct tarscan *ts, unsigned int k, uint16_t device)
 	else
 		ret = walk_dir(&ly, &root, ts->tree->root, "");
 	kiln_dctx_free(ly.x);
-	kiln_image_close(&ly.img);
 	free(ly.seen);
 	return ret;
 }
@@ -338,53 +334,60 @@ static void add_device(struct kiln_tree *tree, uint64_t blocks,
  * that holds its own data is one device, tagged with its uuid in hex; a
  * layer whose data is on devices of its own (a --tar=i index and its
  * tar, a merged image and its layers) brings those, with their tags, so
- * a merge of merges still points straight at the data. first[k - 1]:
- * layer k's first device.
+ * a merge of merges still points straight at the data. Returns layer
+ * img's first device.
  */
-static int plan_devices(const struct kiln_mkfs_opts *o,
-			struct kiln_tree *tree, uint16_t *first)
+static int plan_devices(struct kiln_tree *tree, const struct kiln_image *img,
+			const char *name)
 {
-	for (unsigned int k = 1; k <= o->nr_layers; k++) {
-		struct kiln_image img;
-		struct kiln_diag d;
-		uint8_t tag[64] = { 0 };
+	uint8_t tag[64] = { 0 };
+	int first = tree->nr_devices + 1;
 
-		if (kiln_image_open(&img, o->layers[k - 1], &d))
-			return kiln_err("%s", d.msg), -1;
-		if (tree->nr_devices + (img.nr_devs ? img.nr_devs : 1) >
-		    UINT16_MAX - 1) {
-			kiln_image_close(&img);
-			return kiln_err("%s: more than 65534 devices in all",
-					o->layers[k - 1]), -1;
-		}
-		first[k - 1] = (uint16_t)(tree->nr_devices + 1);
-		for (uint32_t i = 0; i < img.nr_devs; i++)
-			add_device(tree, img.devs[i].blocks, img.devs[i].tag);
-		for (int i = 0; !img.nr_devs && i < 16; i++)
-			snprintf((char *)tag + 2 * i, 3, "%02x", img.sb.uuid[i]);
-		if (!img.nr_devs)
-			add_device(tree, img.sb.blocks, tag);
-		kiln_image_close(&img);
-	}
-	return 0;
+	if (tree->nr_devices + (img->nr_devs ? img->nr_devs : 1) >
+	    UINT16_MAX - 1)
+		return kiln_err("%s: more than 65534 devices in all", name), -1;
+	for (uint32_t i = 0; i < img->nr_devs; i++)
+		add_device(tree, img->devs[i].blocks, img->devs[i].tag);
+	for (int i = 0; !img->nr_devs && i < 16; i++)
+		snprintf((char *)tag + 2 * i, 3, "%02x", img->sb.uuid[i]);
+	if (!img->nr_devs)
+		add_device(tree, img->sb.blocks, tag);
+	return first;
 }
 
 int kiln_layers_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
 {
 	struct tarscan ts = { .o = o, .tree = tree, .tar_fd = -1,
 			      .name = "layers" };
-	uint16_t *first = xcalloc(o->nr_layers, sizeof(*first));
-	int ret;
+	struct kiln_image *img = xcalloc(o->nr_layers, sizeof(*img));
+	int *first = xcalloc(o->nr_layers, sizeof(*first));
+	unsigned int opened = 0;
+	struct kiln_diag d;
+	int ret = 0;
 
 	memset(tree, 0, sizeof(*tree));
 	ts.cap = 1024;
 	ts.nodes = xcalloc(ts.cap, sizeof(*ts.nodes));
-	ret = plan_devices(o, tree, first);
+	/* each layer opened once: its devices first, in order, then its tree
+	   from the top layer down */
+	for (; opened < o->nr_layers && !ret; opened++) {
+		if (kiln_image_open(&img[opened], o->layers[opened], &d)) {
+			kiln_err("%s", d.msg);
+			ret = -1;
+			break;
+		}
+		first[opened] = plan_devices(tree, &img[opened],
+					     o->layers[opened]);
+		ret = first[opened] < 0 ? -1 : 0;
+	}
 	for (unsigned int k = o->nr_layers; k && !ret; k--)
-		ret = merge_layer(&ts, k, first[k - 1]);
+		ret = merge_layer(&ts, k, &img[k - 1], (uint16_t)first[k - 1]);
+	for (unsigned int k = 0; k < opened; k++)
+		kiln_image_close(&img[k]);
 	tar_finish(&ts);
 	free(ts.nodes);
 	free(ts.dirs);
 	free(first);
+	free(img);
 	return ret;
 }

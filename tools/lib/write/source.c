@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "kiln.h"
 #include "common/util.h"
+#include "fragments.h"
 #include "source.h"
 
 /*
@@ -17,21 +18,49 @@ int kiln_src_open(const struct kiln_inode *in, struct kiln_src *src)
 {
 	src->base = in->spool ? in->spool_off : 0;
 	src->size = in->size;
+	src->frags = in->frags;
+	src->failed = NULL;
+	src->fd = -1;
+	if (in->frags)
+		return 0;	/* each piece is opened as it is read */
 	src->fd = in->spool ? fcntl(in->spool->fd, F_DUPFD_CLOEXEC, 0) :
 		  open(in->srcpath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 		       O_CLOEXEC);
 	return src->fd < 0 ? -1 : 0;
 }
 
-ssize_t kiln_src_pread(const struct kiln_src *src, void *buf, size_t n,
+ssize_t kiln_src_pread(struct kiln_src *src, void *buf, size_t n,
 		       uint64_t off)
 {
-	return pread_all(src->fd, buf, n, src->base + off);
+	if (!src->frags)
+		return pread_all(src->fd, buf, n, src->base + off);
+	if (off >= src->size)
+		return 0;
+	if (n > src->size - off)
+		n = (size_t)(src->size - off);
+	return kiln_fragments_read(src->frags, buf, n, off, &src->failed) ?
+	       -1 : (ssize_t)n;
+}
+
+const char *kiln_src_name(const struct kiln_src *src,
+			  const struct kiln_inode *in)
+{
+	return src->failed ? src->failed : in->srcpath;
 }
 
 off_t kiln_src_seek(const struct kiln_src *src, uint64_t off, int whence)
 {
-	off_t r = lseek(src->fd, (off_t)(src->base + off), whence);
+	off_t r;
+
+	if (src->frags) {	/* no holes: all of it is data */
+		if (whence == SEEK_DATA && off < src->size)
+			return (off_t)off;
+		if (whence == SEEK_HOLE)
+			return (off_t)src->size;
+		errno = ENXIO;
+		return -1;
+	}
+	r = lseek(src->fd, (off_t)(src->base + off), whence);
 
 	if (r < 0)
 		return r;
@@ -56,7 +85,8 @@ bool kiln_src_unchanged(const struct kiln_inode *in, const struct kiln_src *src)
 {
 	struct stat st;
 
-	if (in->spool)
+	if (in->spool || in->frags)	/* the spool is ours; pieces are
+					   checked as they are read */
 		return true;
 	return !fstat(src->fd, &st) && S_ISREG(st.st_mode) &&
 	       (uint64_t)st.st_size == in->size &&

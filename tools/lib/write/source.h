@@ -24,17 +24,26 @@ struct kiln_spool {
 /* Opens an empty spool; on failure prints one line and returns -1. */
 int kiln_spool_open(struct kiln_spool *sp);
 
-/* A file's data, opened: offsets are the file's, whatever holds it. */
+/*
+ * A file's data, opened: offsets are the file's, whatever holds it (a
+ * file, the tar spool, or for the packed inode the pieces of other files
+ * it is made of: fragments.h).
+ */
 struct kiln_src {
-	int fd;
+	int fd;				/* -1 for the packed inode */
 	uint64_t base;			/* where the file starts in fd */
 	uint64_t size;
+	const struct kiln_fragments *frags;
+	const char *failed;		/* a piece's file that failed a read */
 };
 
 /* Opens the file for reading, never following a symlink; -1 with errno. */
 int kiln_src_open(const struct kiln_inode *in, struct kiln_src *src);
-ssize_t kiln_src_pread(const struct kiln_src *src, void *buf, size_t n,
+ssize_t kiln_src_pread(struct kiln_src *src, void *buf, size_t n,
 		       uint64_t off);
+/* The file to name in an error about src: in's, or a failed piece's. */
+const char *kiln_src_name(const struct kiln_src *src,
+			  const struct kiln_inode *in);
 /*
  * lseek's SEEK_DATA / SEEK_HOLE within the file: -1 with ENXIO when no
  * data is left, and a hole at most at the end.

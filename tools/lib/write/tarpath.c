@@ -135,8 +135,10 @@ struct kiln_inode *tar_inode_new(struct tarscan *ts, const char *path,
 {
 	const struct kiln_mkfs_opts *o = ts->o;
 	struct kiln_inode *in;
+	uint64_t caps = 0;
+
 	if (o->fsconfig && kiln_fsconfig_apply(o->fsconfig, path, &mode, &uid,
-					       &gid))
+					       &gid, &caps))
 		return NULL;
 	kiln_image_ids(o, uid, gid, &uid, &gid);
 	if (uid > UINT32_MAX || gid > UINT32_MAX) {
@@ -152,6 +154,7 @@ struct kiln_inode *tar_inode_new(struct tarscan *ts, const char *path,
 	in->nlink = 1;
 	in->srcpath = xstrdup(*path ? path : "/");
 	kiln_tree_add(ts->tree, in);
+	in->fs_caps = caps;
 	if (kiln_android_xattrs(o, in, path))
 		return NULL;
 	return in;

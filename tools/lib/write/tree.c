@@ -257,7 +257,7 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 {
 	struct kiln_inode *in;
 	const char *relpath = parent ? path + s->srclen + 1 : "";
-	uint64_t uid, gid;
+	uint64_t uid, gid, caps = 0;
 	uint32_t mode;
 	struct stat st;
 
@@ -275,7 +275,7 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 	gid = st.st_gid;
 	mode = st.st_mode;
 	if (s->o->fsconfig && kiln_fsconfig_apply(s->o->fsconfig, relpath,
-						  &mode, &uid, &gid)) {
+						  &mode, &uid, &gid, &caps)) {
 		free(path);
 		return NULL;
 	}
@@ -288,6 +288,7 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 		return NULL;
 	}
 	in = new_inode(s, path, &st, uid, gid);
+	in->fs_caps = caps;
 	if (read_inode(s, in, dfd, name, &st) ||
 	    kiln_android_xattrs(s->o, in, relpath)) {
 		kiln_xattrs_drop(in);

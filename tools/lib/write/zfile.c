@@ -189,8 +189,8 @@ static bool flat_pays(const struct kiln_zwriter *zw, const struct zfile *f,
 static bool to_chunks(const struct kiln_zwriter *zw, const struct zfile *f,
 		      uint64_t flat, uint32_t tail)
 {
-	/* the packed inode's content is read from its pieces, which only the
-	   segment reader knows: it stays compressed or flat */
+	/* the packed inode's pieces list ends with the zwriter, before
+	   chunk-based files are written: it stays compressed or flat */
 	return zw->o->chunkbits && f->in->size >= zw->blksz && !f->has_frag &&
 	       !f->in->packed_inode &&
 	       (f->flat || flat_pays(zw, f, flat, tail));

@@ -6,7 +6,6 @@
 #include "common/profile.h"
 #include "common/util.h"
 #include "kiln.h"
-#include "fragments.h"
 #include "source.h"
 #include "zdata.h"
 #include "zseg.h"
@@ -202,15 +201,6 @@ static int read_segment(struct zseg *s)
 	ssize_t n;
 
 	s->read_failed = true;
-	if (s->inode->frags) {		/* the packed inode: from the pieces */
-		if (kiln_fragments_read(s->inode->frags, s->in, s->inlen,
-					s->start, &s->failed)) {
-			s->error = errno;
-			return -1;
-		}
-		s->read_failed = false;
-		return 0;
-	}
 	if (kiln_src_open(s->inode, &src)) {
 		s->error = errno;
 		return -1;
@@ -218,6 +208,7 @@ static int read_segment(struct zseg *s)
 	n = kiln_src_pread(&src, s->in, s->inlen, s->start);
 	s->error = n < 0 ? errno : (size_t)n != s->inlen ||
 		   !kiln_src_unchanged(s->inode, &src) ? EAGAIN : 0;
+	s->failed = src.failed;
 	kiln_src_close(&src);
 	s->read_failed = s->error != 0;
 	return s->error ? -1 : 0;
