@@ -85,6 +85,80 @@ test_layers_merge() {
 	$TREECMP "$T/ov" "$T/ov2" || fail "merged image as a layer differs"
 }
 
+# --clean=data: the layers' data copied in, so the merged image stands
+# alone. Layers of any layout: compressed with fragments and inline
+# tails; --aufs, compressed and deduplicated; chunk-based with holes and
+# 1 KiB blocks; a tar index with its tar appended (512-byte blocks). The
+# merge is written plain, compressed, or chunk-based, each compared with
+# overlayfs over the layers. A layer that does not decode fails the build
+# with one line naming it and the file, also through --chunksize (where
+# such a chunk was once taken for a hole, and the build passed).
+test_layers_clean_data() {
+	need_root
+	local opts n l1=$T/l1 l3=$T/l3
+	mkdir -p "$l1/d" "$l1/keep/deep" "$l3/keep" "$l3/new"
+	for n in $(seq 1 40); do seq "$n" 3000 > "$l1/d/s$n"; done
+	seq 1 100000 > "$l1/keep/text"
+	head -c 300000 /dev/urandom > "$l1/keep/deep/noise"
+	ln "$l1/keep/deep/noise" "$l1/keep/noise-link"
+	ln -s keep/text "$l1/link"
+	truncate -s 2M "$l1/sparse"
+	echo mid | dd of="$l1/sparse" bs=1 seek=1000000 conv=notrunc status=none
+	mkfifo "$l1/fifo"
+	setfattr -n user.layer -v one "$l1/keep/text"
+	mkfs -zlz4hc -Efragments "$T/L1" "$l1"
+	aufs_layer
+	mkfs --tar=f --aufs -zzstd -Ededupe "$T/L2" "$T/layer.tar"
+	head -c 200000 /dev/urandom > "$l3/new/a"
+	cp "$l3/new/a" "$l3/new/b"
+	seq 5 50000 > "$l3/keep/text"
+	truncate -s 1M "$l3/new/hole"
+	mkfs -b 1024 --chunksize=8192 "$T/L3" "$l3"
+	tar -C "$l3" -cf "$T/l4.tar" new
+	mkfs --tar=i "$T/i4" "$T/l4.tar"
+	cat "$T/i4" "$T/l4.tar" > "$T/L4"
+	for n in 1 2 3 4; do
+		mount_erofs "$T/L$n" "$T/m$n"
+	done
+	mkdir -p "$T/ov"
+	mount -t overlay overlay -o "lowerdir=$T/m4:$T/m3:$T/m2:$T/m1" "$T/ov" ||
+		fail "overlayfs refused the layers"
+	echo "$T/ov" >> "$T/.mounts"
+	for opts in "" "-zlz4hc -Efragments,dedupe" "-zlzma -b 1024" \
+		    "--chunksize=4096 -Ededupe"; do
+		# shellcheck disable=SC2086
+		mkfs --clean=data --ovlfs-strip=1 --workers=1 $opts \
+			"$T/merged" "$T/L1" "$T/L2" "$T/L3" "$T/L4"
+		# shellcheck disable=SC2086
+		mkfs --clean=data --ovlfs-strip=1 --workers=3 $opts \
+			"$T/merged3" "$T/L1" "$T/L2" "$T/L3" "$T/L4"
+		cmp "$T/merged" "$T/merged3" || fail "$opts: differs by workers"
+		"$BIN/dump.erofs" -s "$T/merged" > "$T/sb"
+		if grep -q "extra devices" "$T/sb"; then
+			fail "$opts: the merge still points at its layers"
+		fi
+		mount_erofs "$T/merged" "$T/mm"
+		$TREECMP "$T/ov" "$T/mm" || fail "$opts: differs from overlayfs"
+		umount "$T/mm"
+	done
+	extract_cmp "$T/merged" "$T/ov"
+	# keep/text's fourth pcluster in L1, made undecodable
+	cp "$T/L1" "$T/bad"
+	"$BIN/dump.erofs" --path=/keep/text -e "$T/bad" > "$T/ext"
+	n=$(awk '$1 == "3:" {sub(/\.\./, "", $7); print $7}' "$T/ext")
+	[ -n "$n" ] || fail "no fourth extent: $(cat "$T/ext")"
+	python3 -c "import sys; f = open(sys.argv[1], 'r+b'); f.seek(int(sys.argv[2])); f.write(b'\xff' * 4096)" "$T/bad" "$n"
+	for opts in "" "-zlz4" "--chunksize=4096"; do
+		# shellcheck disable=SC2086
+		expect_error "bad: keep/text: lz4 pcluster" "$T/img" \
+			"$BIN/mkfs.erofs" --quiet --clean=data $opts "$T/img" \
+			"$T/bad" "$T/L2"
+	done
+	# without its tar, a tar index has no data to copy
+	expect_error "i4: new/.*not in the image" "$T/img" \
+		"$BIN/mkfs.erofs" --quiet --clean=data "$T/img" "$T/L1" "$T/i4"
+}
+
 # Refused, one line, no image: layers whose data is not where a chunk
 # index can point (compressed, inline tails), mixed block sizes, a tar
 # index as a layer, options that would rewrite data, a missing layer.
@@ -105,7 +179,8 @@ test_layers_bad() {
 		[ "$(wc -l < "$T/err")" = 1 ] || fail "$t: $(cat "$T/err")"
 		[ ! -e "$T/img" ] || fail "$t: left an image"
 	done
-	for a in -zlz4 --chunksize=4096 -Ededupe "-b 512"; do
+	for a in -zlz4 --chunksize=4096 -Ededupe "-b 512" --clean=rvsp \
+		 --incremental=data; do
 		# shellcheck disable=SC2086
 		if "$BIN/mkfs.erofs" --quiet $a "$T/img" "$T/ok" "$T/ok" 2> "$T/err"; then
 			fail "$a: accepted"

@@ -23,6 +23,8 @@ struct kiln_mkfs_opts {
 	bool tar_index;			/* --tar=i: data left in the tar */
 	char **layers;			/* EROFS images to merge, bottom first */
 	unsigned int nr_layers;
+	bool clean_data;		/* --clean=data: the layers' data is
+					   copied into the merged image */
 	bool aufs;			/* --aufs: .wh. entries to overlayfs */
 	bool ovlfs_strip;		/* --ovlfs-strip=1: no overlayfs marks */
 	unsigned int blkszbits;
@@ -105,6 +107,12 @@ extern const char *kiln_progname;
 /* Exit status when an allocation fails (fsck: 8, an operational error). */
 extern int kiln_oom_status;
 void kiln_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Set by a tool that stops at its first error (mkfs): only that line is
+ * printed. Workers that fail after it, on the same full disk or the same
+ * damaged layer, would only echo it.
+ */
+extern bool kiln_err_first_only;
 void kiln_info(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 extern int kiln_verbosity;

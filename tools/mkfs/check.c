@@ -159,7 +159,8 @@ static int check_tar_index(struct kiln_mkfs_opts *o, bool blksz_given)
 
 /*
  * Merging layers: the image holds metadata, the layers the data, as it
- * is; blocks are the first layer's (each must have the same).
+ * is; blocks are the first layer's (each must have the same). With
+ * --clean=data the data is copied: blocks are -b's or the first layer's.
  */
 static int check_layers(struct kiln_mkfs_opts *o, bool blksz_given)
 {
@@ -170,20 +171,21 @@ static int check_layers(struct kiln_mkfs_opts *o, bool blksz_given)
 		return 0;
 	if (o->nr_layers > 65535)
 		return kiln_err("at most 65535 layers"), -1;
-	if (o->compress || o->chunkbits || o->compr.dedupe ||
-	    o->compr.fragments || o->compress_hints)
+	if (!o->clean_data && (o->compress || o->chunkbits ||
+	    o->compr.dedupe || o->compr.fragments || o->compress_hints))
 		return kiln_err("merged layers keep their data where it is: -z, "
 				"--chunksize, --compress-hints and -E dedupe or "
 				"fragments do not apply"), -1;
 	if (kiln_image_open(&img, o->layers[0], &d))
 		return kiln_err("%s: not a directory, nor an EROFS image to "
 				"merge", o->layers[0]), -1;
-	if (blksz_given && o->blkszbits != img.blkszbits) {
+	if (blksz_given && !o->clean_data && o->blkszbits != img.blkszbits) {
 		kiln_image_close(&img);
 		return kiln_err("-b: the layers' blocks are %u bytes",
 				img.blksz), -1;
 	}
-	o->blkszbits = img.blkszbits;
+	if (!blksz_given)
+		o->blkszbits = img.blkszbits;
 	kiln_image_close(&img);
 	return 0;
 }

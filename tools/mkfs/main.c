@@ -22,7 +22,7 @@ enum {
 	OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_IGNORE_MTIME, OPT_TAR,
 	OPT_AUFS, OPT_OVLFS_STRIP, OPT_XATTR_PREFIX, OPT_CHUNKSIZE,
 	OPT_COMPRESS_HINTS, OPT_MOUNT_POINT, OPT_FS_CONFIG, OPT_PRODUCT_OUT,
-	OPT_FILE_CONTEXTS, OPT_BLOCK_LIST,
+	OPT_FILE_CONTEXTS, OPT_BLOCK_LIST, OPT_CLEAN, OPT_INCREMENTAL,
 };
 
 static const struct option long_opts[] = {
@@ -47,6 +47,8 @@ static const struct option long_opts[] = {
 	{ "product-out", required_argument, NULL, OPT_PRODUCT_OUT },
 	{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
 	{ "block-list-file", required_argument, NULL, OPT_BLOCK_LIST },
+	{ "clean", optional_argument, NULL, OPT_CLEAN },
+	{ "incremental", optional_argument, NULL, OPT_INCREMENTAL },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ 0 }
@@ -119,6 +121,9 @@ static void usage(FILE *f)
 "  --aufs               with --tar: .wh.NAME entries become overlayfs\n"
 "                       whiteouts, .wh..wh..opq an opaque directory\n"
 "  --ovlfs-strip[=0|1]  leave out whiteouts and opaque marks\n"
+"  --clean[=data]       merging layers: copy their file data into the\n"
+"                       image (any layout; -z, -E apply) instead of\n"
+"                       pointing at it\n"
 "  --mount-point=DIR    Android: where the image is mounted (\"system\"):\n"
 "                       the prefix of paths in the files below\n"
 "  --fs-config-file=F   Android's canned fs_config: owner, mode and\n"
@@ -398,6 +403,17 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 			return bad("chunk size (a power of two, 512..1T)", arg);
 		o->chunkbits = (unsigned int)__builtin_ctzll(v);
 		return 0;
+	case OPT_CLEAN:
+		/* a build is always clean; for merged layers, data means
+		   copying it in (erofs-utils' rvsp and 0 leave it out) */
+		if (arg && strcmp(arg, "data"))
+			return bad("--clean value (only data is supported)",
+				   arg);
+		o->clean_data = true;
+		return 0;
+	case OPT_INCREMENTAL:
+		return kiln_err("--incremental: appending to an image is not "
+				"supported; build it afresh"), -1;
 	case OPT_OVLFS_STRIP:
 		if (arg && strcmp(arg, "0") && strcmp(arg, "1"))
 			return bad("--ovlfs-strip value (0 or 1)", arg);
@@ -458,6 +474,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	kiln_progname = "mkfs.erofs";
+	kiln_err_first_only = true;
 	kiln_mkfs_opts_init(&o);
 	o.workers = kiln_online_cpus();
 	ret = parse_args(argc, argv, &o);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,15 +14,22 @@
 const char *kiln_progname = "kiln";
 int kiln_verbosity = 1;
 
+bool kiln_err_first_only;
+static atomic_bool err_said;
+
 void kiln_err(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (kiln_err_first_only && atomic_exchange(&err_said, true))
+		return;
+	flockfile(stderr);	/* a line, never two threads' mixed */
 	fprintf(stderr, "%s: ", kiln_progname);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 void kiln_info(int level, const char *fmt, ...)

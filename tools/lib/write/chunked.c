@@ -115,8 +115,11 @@ static int write_chunk(struct kiln_chunked *c, const struct kiln_inode *in,
 		return 0;
 	if (c->next_blk + pcl.nblocks > EROFS_MAX_BLOCKS)
 		return kiln_err_too_large(c->blkszbits);
-	if (copy_chunk(c, in, src, off, len, &pcl, &zero) || zero)
-		return zero ? 0 : -1;
+	/* a chunk that failed to read is an error, never a hole */
+	if (copy_chunk(c, in, src, off, len, &pcl, &zero))
+		return -1;
+	if (zero)
+		return 0;
 	if (kiln_dedupe_find_written(&c->dd, &pcl, (uint32_t)c->next_blk)) {
 		*addr = pcl.blkaddr;
 		return 0;

@@ -84,7 +84,7 @@ static int copy_range(const struct kiln_flat *f, const struct kiln_inode *in,
 		ssize_t n = kiln_src_pread(src, buf, want, start);
 
 		if (n < 0) {
-			kiln_err("%s: read failed: %s", in->srcpath,
+			kiln_err("%s: read failed: %s", kiln_src_name(src, in),
 				 strerror(errno));
 			return -1;
 		}

@@ -31,7 +31,7 @@ void kiln_fragments_open(struct kiln_fragments *fr)
 static int read_piece(const struct frag_piece *pc, uint64_t at, uint8_t *buf,
 		      size_t n, const char **failed)
 {
-	struct kiln_src src;
+	struct kiln_src src = { .failed = NULL };
 	ssize_t got;
 	int err;
 
@@ -50,7 +50,7 @@ static int read_piece(const struct frag_piece *pc, uint64_t at, uint8_t *buf,
 	if (!err)
 		return 0;
 fail:
-	*failed = pc->in->srcpath;
+	*failed = src.failed ? src.failed : pc->in->srcpath;
 	errno = err;
 	return -1;
 }

@@ -17,6 +17,8 @@ struct kiln_xattr_item;
 struct kiln_spool;
 struct kiln_fragments;
 struct kiln_extent;
+struct kiln_layerfile;
+struct kiln_layerdata;
 
 /* One name/value pair; equal pairs of all inodes share one item. */
 struct kiln_xattr {
@@ -68,6 +70,8 @@ struct kiln_inode {
 	const struct kiln_fragments *frags;	/* the packed inode's content */
 	uint64_t fs_caps;		/* Android fs_config's capabilities */
 	struct kiln_devmap *devmap;	/* data left on another device */
+	struct kiln_layerfile *lfile;	/* --clean=data: a merged layer's file
+					   the data is copied from */
 	struct timespec src_mtim;	/* to notice a file changing under us */
 	char *symlink;			/* target of a symlink (size bytes) */
 	bool scanned;			/* dir: its entries are final */
@@ -118,6 +122,7 @@ struct kiln_tree {
 	struct kiln_spool *spool;	/* --tar=f: where file data is */
 	struct kiln_device *devices;	/* what devmaps name: 1.. */
 	uint16_t nr_devices;
+	struct kiln_layerdata *layerdata;	/* --clean=data: the layers */
 	struct kiln_inode **inodes;	/* every inode, in scan order */
 	uint32_t nr_inodes;
 };

@@ -7,7 +7,9 @@
  * image named), through chunk indexes (devchunks.c). Layers are read from
  * the top down, as erofs-utils does: a name an upper layer has hides the
  * lower ones', but for directories, which merge unless the upper one is
- * opaque; a whiteout hides what is below it.
+ * opaque; a whiteout hides what is below it. With --clean=data the data
+ * is copied instead (layerdata.h): the image stands alone, any layer
+ * layout will do, and the data is written as -z and -E say.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "common/util.h"
 #include "format/erofs_fs.h"
 #include "read/reader.h"
+#include "layerdata.h"
 #include "tarscan.h"
 #include "tree.h"
 #include "xattr.h"
@@ -25,9 +28,11 @@
 /* One layer being read: its image, and its inodes seen (hard links). */
 struct layer {
 	struct tarscan *ts;
-	struct kiln_image img;
+	struct kiln_image *img;
 	struct kiln_dctx *x;
 	const char *name;
+	unsigned int index;		/* 0: the bottom layer */
+	struct kiln_layerdata *ld;	/* --clean=data: data read from here */
 	uint16_t device;		/* the merged image's for the layer's
 					   data: itself, or its device 1 */
 	struct kiln_diag d;
@@ -94,7 +99,7 @@ static int device_of(struct layer *ly, const struct kiln_inode *in,
 	uint64_t id = e->pa >> KILN_DEV_SHIFT;
 	uint16_t dev = (uint16_t)(ly->device + (id ? id - 1 : 0));
 
-	if (!ly->img.nr_devs != !id)
+	if (!ly->img->nr_devs != !id)
 		return layer_err(ly, in->srcpath, "data in the layer's own "
 				 "blocks, but the layer has devices");
 	if (m->nr && m->device != dev)
@@ -116,13 +121,13 @@ static int data_runs(struct layer *ly, const struct kiln_rinode *ri,
 	m->device = ly->device;
 	if (ri->layout != EROFS_INODE_FLAT_PLAIN &&
 	    ri->layout != EROFS_INODE_CHUNK_BASED &&
-	    (ri->layout != EROFS_INODE_FLAT_INLINE || ri->size % ly->img.blksz))
+	    (ri->layout != EROFS_INODE_FLAT_INLINE || ri->size % ly->img->blksz))
 		return layer_err(ly, in->srcpath, "data compressed or inline: "
 				 "a merged image points at a layer's blocks "
 				 "(make layers with -E noinline_data, "
 				 "uncompressed)");
 	while (pos.la < ri->size) {
-		if (kiln_file_map(&ly->img, ri, &pos, &l, KILN_WINDOW_EXTENTS,
+		if (kiln_file_map(ly->img, ri, &pos, &l, KILN_WINDOW_EXTENTS,
 				  UINT64_MAX, &ly->d)) {
 			free(l.e);
 			return layer_err(ly, in->srcpath, ly->d.msg);
@@ -169,12 +174,12 @@ static struct kiln_inode *layer_inode(struct layer *ly,
 	if (!in)
 		return NULL;
 	if (ly->ts->o->xattr_tolerance >= 0 &&
-	    kiln_xattr_each(&ly->img, ri, add_xattr, in, &ly->d))
+	    kiln_xattr_each(ly->img, ri, add_xattr, in, &ly->d))
 		return layer_err(ly, path, ly->d.msg), NULL;
 	if (S_ISCHR(ri->mode) || S_ISBLK(ri->mode))
 		in->rdev = ri->iu;
 	if (S_ISLNK(ri->mode)) {
-		if (kiln_read_all(&ly->img, ri, ly->x, 4095, &buf, &ly->d))
+		if (kiln_read_all(ly->img, ri, ly->x, 4095, &buf, &ly->d))
 			return layer_err(ly, path, ly->d.msg), NULL;
 		in->symlink = xmalloc(ri->size + 1);
 		memcpy(in->symlink, buf, ri->size);
@@ -184,8 +189,13 @@ static struct kiln_inode *layer_inode(struct layer *ly,
 	}
 	if (S_ISREG(ri->mode) && ri->size) {
 		in->size = ri->size;
-		if (data_runs(ly, ri, in))
+		if (ly->ld) {
+			in->lfile = xmalloc(sizeof(*in->lfile));
+			*in->lfile = (struct kiln_layerfile){ .ld = ly->ld,
+				.img = ly->img, .layer = ly->index, .ri = *ri };
+		} else if (data_runs(ly, ri, in)) {
 			return NULL;
+		}
 	}
 	return in;
 }
@@ -207,7 +217,7 @@ static int under(struct layer *ly, struct kiln_inode *upper, uint64_t nid,
 
 	if (!S_ISDIR(upper->mode) || upper->opaque)
 		return 0;		/* hidden */
-	if (kiln_inode_load(&ly->img, nid, &ri, &ly->d))
+	if (kiln_inode_load(ly->img, nid, &ri, &ly->d))
 		return layer_err(ly, path, ly->d.msg);
 	if (S_ISCHR(ri.mode) && !ri.iu)
 		upper->opaque = true;	/* below, this name was whited out */
@@ -246,7 +256,7 @@ static int dir_entry(void *arg, const char *name, size_t len, uint64_t nid,
 		ret = 0;
 	} else if (n->dir) {
 		ret = under(ly, tar_node_dentry(n)->inode, nid, path);
-	} else if (kiln_inode_load(&ly->img, nid, &ri, &ly->d)) {
+	} else if (kiln_inode_load(ly->img, nid, &ri, &ly->d)) {
 		layer_err(ly, path, ly->d.msg);
 	} else if (!S_ISDIR(ri.mode) && ly->cap &&
 		   ly->seen[slot = seen_slot(ly, nid)].in) {
@@ -273,10 +283,10 @@ static int walk_dir(struct layer *ly, const struct kiln_rinode *dri,
 	uint8_t *data = NULL;
 	int ret;
 
-	if (kiln_read_all(&ly->img, dri, ly->x, KILN_MAX_DIR_SIZE, &data,
+	if (kiln_read_all(ly->img, dri, ly->x, KILN_MAX_DIR_SIZE, &data,
 			  &ly->d))
 		return layer_err(ly, dpath, ly->d.msg);
-	ret = kiln_dir_each(&ly->img, dri, data, dir_entry, &w, &ly->d);
+	ret = kiln_dir_each(ly->img, dri, data, dir_entry, &w, &ly->d);
 	if (ret < 0 && ly->d.msg[0])
 		layer_err(ly, dpath, ly->d.msg);
 	free(data);
@@ -301,15 +311,17 @@ static int merge_layer(struct tarscan *ts, unsigned int k,
 		       struct kiln_image *img, uint16_t device)
 {
 	struct layer ly = { .ts = ts, .name = ts->o->layers[k - 1],
-			    .img = *img, .device = device };
+			    .index = k - 1, .ld = ts->tree->layerdata,
+			    .img = img, .device = device };
 	struct kiln_rinode root;
 	int ret = -1;
 
-	ly.x = kiln_dctx_new(&ly.img);
-	kiln_devices_map_only(&ly.img);
-	if (ly.img.blkszbits != ts->o->blkszbits)
+	ly.x = kiln_dctx_new(ly.img);
+	if (!ly.ld)		/* data is pointed at, never read */
+		kiln_devices_map_only(ly.img);
+	if (!ly.ld && ly.img->blkszbits != ts->o->blkszbits)
 		layer_err(&ly, "", "block size differs from the first layer's");
-	else if (kiln_inode_load(&ly.img, ly.img.sb.root_nid, &root, &ly.d))
+	else if (kiln_inode_load(ly.img, ly.img->sb.root_nid, &root, &ly.d))
 		layer_err(&ly, "", ly.d.msg);
 	else if (!ts->tree->root && top_root(&ly, &root))
 		;
@@ -376,18 +388,24 @@ int kiln_layers_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
 			ret = -1;
 			break;
 		}
+		if (o->clean_data)
+			continue;	/* no devices: the data comes along */
 		first[opened] = plan_devices(tree, &img[opened],
 					     o->layers[opened]);
 		ret = first[opened] < 0 ? -1 : 0;
 	}
+	/* the tree owns the layers from here: kiln_tree_free closes them */
+	if (o->clean_data)
+		tree->layerdata = kiln_layerdata_new(img, o->layers, opened);
 	for (unsigned int k = o->nr_layers; k && !ret; k--)
 		ret = merge_layer(&ts, k, &img[k - 1], (uint16_t)first[k - 1]);
-	for (unsigned int k = 0; k < opened; k++)
+	for (unsigned int k = 0; !o->clean_data && k < opened; k++)
 		kiln_image_close(&img[k]);
 	tar_finish(&ts);
 	free(ts.nodes);
 	free(ts.dirs);
 	free(first);
-	free(img);
+	if (!o->clean_data)
+		free(img);
 	return ret;
 }

@@ -8,6 +8,7 @@
 #include "kiln.h"
 #include "common/util.h"
 #include "fragments.h"
+#include "layerdata.h"
 #include "source.h"
 
 /*
@@ -19,10 +20,14 @@ int kiln_src_open(const struct kiln_inode *in, struct kiln_src *src)
 	src->base = in->spool ? in->spool_off : 0;
 	src->size = in->size;
 	src->frags = in->frags;
+	src->layer = NULL;
 	src->failed = NULL;
 	src->fd = -1;
 	if (in->frags)
 		return 0;	/* each piece is opened as it is read */
+	if (in->lfile)
+		return (src->layer = kiln_lread_open(in->lfile, in->srcpath)) ?
+		       0 : -1;
 	src->fd = in->spool ? fcntl(in->spool->fd, F_DUPFD_CLOEXEC, 0) :
 		  open(in->srcpath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 		       O_CLOEXEC);
@@ -32,6 +37,8 @@ int kiln_src_open(const struct kiln_inode *in, struct kiln_src *src)
 ssize_t kiln_src_pread(struct kiln_src *src, void *buf, size_t n,
 		       uint64_t off)
 {
+	if (src->layer)
+		return kiln_lread_pread(src->layer, buf, n, off, &src->failed);
 	if (!src->frags)
 		return pread_all(src->fd, buf, n, src->base + off);
 	if (off >= src->size)
@@ -52,6 +59,8 @@ off_t kiln_src_seek(const struct kiln_src *src, uint64_t off, int whence)
 {
 	off_t r;
 
+	if (src->layer)
+		return kiln_lread_seek(src->layer, off, whence);
 	if (src->frags) {	/* no holes: all of it is data */
 		if (whence == SEEK_DATA && off < src->size)
 			return (off_t)off;
@@ -85,6 +94,8 @@ bool kiln_src_unchanged(const struct kiln_inode *in, const struct kiln_src *src)
 {
 	struct stat st;
 
+	if (src->layer)
+		return kiln_lread_unchanged(src->layer);
 	if (in->spool || in->frags)	/* the spool is ours; pieces are
 					   checked as they are read */
 		return true;
@@ -98,6 +109,8 @@ void kiln_src_close(struct kiln_src *src)
 {
 	if (src->fd >= 0)
 		close(src->fd);
+	kiln_lread_close(src->layer);
+	src->layer = NULL;
 	src->fd = -1;
 }
 

@@ -26,15 +26,17 @@ int kiln_spool_open(struct kiln_spool *sp);
 
 /*
  * A file's data, opened: offsets are the file's, whatever holds it (a
- * file, the tar spool, or for the packed inode the pieces of other files
- * it is made of: fragments.h).
+ * file, the tar spool, a file of a merged layer (layerdata.h), or for the
+ * packed inode the pieces of other files it is made of: fragments.h).
  */
 struct kiln_src {
 	int fd;				/* -1 for the packed inode */
 	uint64_t base;			/* where the file starts in fd */
 	uint64_t size;
 	const struct kiln_fragments *frags;
-	const char *failed;		/* a piece's file that failed a read */
+	struct kiln_lread *layer;	/* --clean=data: a merged layer's file */
+	const char *failed;		/* a piece's file that failed a read,
+					   or what a layer's read found */
 };
 
 /* Opens the file for reading, never following a symlink; -1 with errno. */

@@ -32,6 +32,7 @@
 #include "xattr.h"
 #include "android.h"
 #include "fsconfig.h"
+#include "layerdata.h"
 
 struct link_slot {
 	dev_t dev;
@@ -511,6 +512,7 @@ static void inode_free(struct kiln_inode *in)
 	free(in->symlink);
 	free(in->zext);
 	free(in->devmap);
+	free(in->lfile);
 	free(in);
 }
 
@@ -540,6 +542,7 @@ void kiln_tree_free(struct kiln_tree *tree)
 	if (tree->spool && tree->spool->fd >= 0)
 		close(tree->spool->fd);
 	free(tree->spool);
+	kiln_layerdata_free(tree->layerdata);
 	memset(tree, 0, sizeof(*tree));
 }
 
