@@ -79,6 +79,17 @@ void erofs_deviceslot_decode(struct erofs_deviceslot *s,
 	s->mapped_blkaddr = get_le32(i + 0x44);
 }
 
+void erofs_uuid_tag(uint8_t tag[64], const uint8_t uuid[16])
+{
+	static const char hex[] = "0123456789abcdef";
+
+	memset(tag, 0, 64);
+	for (int i = 0; i < 16; i++) {
+		tag[2 * i] = (uint8_t)hex[uuid[i] >> 4];
+		tag[2 * i + 1] = (uint8_t)hex[uuid[i] & 15];
+	}
+}
+
 /*
  * The checksummed range starts at the superblock and runs to the end of its
  * block; with blocks of 1 KiB or less it is one block long instead.

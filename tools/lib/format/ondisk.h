@@ -23,6 +23,12 @@ void erofs_deviceslot_encode(uint8_t out[EROFS_DEVT_SLOT_SIZE],
 			     const struct erofs_deviceslot *s);
 void erofs_deviceslot_decode(struct erofs_deviceslot *s,
 			     const uint8_t in[EROFS_DEVT_SLOT_SIZE]);
+/*
+ * Kiln's tag for a merged layer: its uuid in 32 lowercase hex digits, the
+ * rest of the 64 bytes zero (write/layers.c makes it, read/devices.c
+ * checks a --device file against it).
+ */
+void erofs_uuid_tag(uint8_t tag[64], const uint8_t uuid[16]);
 
 void erofs_inode_compact_encode(uint8_t out[EROFS_INODE_COMPACT_SIZE],
 				const struct erofs_inode_compact *i);

@@ -115,8 +115,7 @@ int kiln_device_map(const struct kiln_image *img, uint16_t id, uint32_t blk,
 static int check_tag(const struct kiln_rdevice *dev, int fd, const char *path,
 		     struct kiln_diag *d)
 {
-	uint8_t raw[EROFS_SUPER_SIZE];
-	char hex[33];
+	uint8_t raw[EROFS_SUPER_SIZE], tag[64];
 	struct erofs_super_block sb;
 
 	for (int i = 0; i < 32; i++)
@@ -131,12 +130,11 @@ static int check_tag(const struct kiln_rdevice *dev, int fd, const char *path,
 	erofs_sb_decode(&sb, raw);
 	if (sb.magic != EROFS_SUPER_MAGIC)
 		return 0;
-	for (int i = 0; i < 16; i++)
-		snprintf(hex + 2 * i, 3, "%02x", sb.uuid[i]);
-	if (!memcmp(hex, dev->tag, 32))
+	erofs_uuid_tag(tag, sb.uuid);
+	if (!memcmp(tag, dev->tag, 64))
 		return 0;
-	kiln_diag_set(d, "%s: an EROFS image with uuid %s, but the device "
-		      "table names %.32s here", path, hex,
+	kiln_diag_set(d, "%s: an EROFS image with uuid %.32s, but the device "
+		      "table names %.32s here", path, (const char *)tag,
 		      (const char *)dev->tag);
 	return -1;
 }

@@ -11,12 +11,12 @@
  * is copied instead (layerdata.h): the image stands alone, any layer
  * layout will do, and the data is written as -z and -E say.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "common/util.h"
 #include "format/erofs_fs.h"
+#include "format/ondisk.h"
 #include "read/reader.h"
 #include "layerdata.h"
 #include "tarscan.h"
@@ -352,7 +352,7 @@ static void add_device(struct kiln_tree *tree, uint64_t blocks,
 static int plan_devices(struct kiln_tree *tree, const struct kiln_image *img,
 			const char *name)
 {
-	uint8_t tag[64] = { 0 };
+	uint8_t tag[64];
 	int first = tree->nr_devices + 1;
 
 	if (tree->nr_devices + (img->nr_devs ? img->nr_devs : 1) >
@@ -360,10 +360,10 @@ static int plan_devices(struct kiln_tree *tree, const struct kiln_image *img,
 		return kiln_err("%s: more than 65534 devices in all", name), -1;
 	for (uint32_t i = 0; i < img->nr_devs; i++)
 		add_device(tree, img->devs[i].blocks, img->devs[i].tag);
-	for (int i = 0; !img->nr_devs && i < 16; i++)
-		snprintf((char *)tag + 2 * i, 3, "%02x", img->sb.uuid[i]);
-	if (!img->nr_devs)
+	if (!img->nr_devs) {
+		erofs_uuid_tag(tag, img->sb.uuid);
 		add_device(tree, img->sb.blocks, tag);
+	}
 	return first;
 }
 
