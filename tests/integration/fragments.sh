@@ -5,7 +5,8 @@
 
 # A tree for fragments: small files, tails after compressed and after
 # plain (incompressible) extents, a file of three segments, equal files
-# (stored once), a hard link and an empty file.
+# (stored once), a file that is another's end, a hard link and an empty
+# file.
 fragtree() {
 	mkdir -p "$1/d/e"
 	for n in 1 100 4095 4096 4097 30000 65535 65536 65537 200000; do
@@ -17,6 +18,7 @@ fragtree() {
 	# fragment longer than a reader's window
 	{ head -c 100000 /dev/urandom; head -c $((5 << 20)) /dev/zero; } > "$1/mixed"
 	cp "$1/d/s30000" "$1/d/e/copy"
+	tail -c 3000 "$1/d/s30000" > "$1/d/e/tail"	# s30000's fragment's end
 	cp "$1/noise" "$1/d/e/noise2"
 	ln "$1/d/s4097" "$1/d/e/link"
 	: > "$1/empty"
@@ -53,18 +55,22 @@ test_fragments_roundtrip() {
 
 # Small files become fragments whole; files over a pcluster keep their
 # compressed extents and only the last goes packed; an equal fragment is
-# stored once: two more copies of 60 KB of noise (all of it one fragment,
-# which does not compress) cost no data block.
+# stored once, and so is one that is the end of an earlier one: two more
+# copies of 60 KB of noise (all of it one fragment, which does not
+# compress) and its last 20 KB cost no data block.
 test_fragments_layout() {
 	need_root
 	mkdir -p "$T/one" "$T/two"
 	head -c 60000 /dev/urandom > "$T/one/noise"
 	cp "$T/one/noise" "$T/two/noise"
 	cp "$T/one/noise" "$T/two/again"
+	tail -c 20000 "$T/one/noise" > "$T/two/tail"
 	mkfs -zlz4hc -C65536 -Efragments "$T/one.img" "$T/one"
 	mkfs -zlz4hc -C65536 -Efragments "$T/two.img" "$T/two"
 	[ "$(stat -c %s "$T/one.img")" = "$(stat -c %s "$T/two.img")" ] ||
-		fail "an equal fragment was stored twice"
+		fail "an equal fragment, or its end, was stored twice"
+	mount_erofs "$T/two.img" "$T/m2"
+	$TREECMP "$T/two" "$T/m2" || fail "shared fragments read wrong"
 	fragtree "$T/src"
 	mkfs -zlz4hc -C65536 -Efragments "$T/img" "$T/src"
 	# a small file: one extent, with no blocks of its own

@@ -88,7 +88,8 @@ test_layers_merge() {
 # --clean=data: the layers' data copied in, so the merged image stands
 # alone. Layers of any layout: compressed with fragments and inline
 # tails; --aufs, compressed and deduplicated; chunk-based with holes and
-# 1 KiB blocks; a tar index with its tar appended (512-byte blocks). The
+# 1 KiB blocks; a tar index with its tar appended (512-byte blocks); a big
+# file all in the packed inode (-E all-fragments). The
 # merge is written plain, compressed, or chunk-based, each compared with
 # overlayfs over the layers. A layer that does not decode fails the build
 # with one line naming it and the file, also through --chunksize (where
@@ -117,21 +118,26 @@ test_layers_clean_data() {
 	tar -C "$l3" -cf "$T/l4.tar" new
 	mkfs --tar=i "$T/i4" "$T/l4.tar"
 	cat "$T/i4" "$T/l4.tar" > "$T/L4"
-	for n in 1 2 3 4; do
+	# a file of 20 MiB all in the packed inode: the workers' segments
+	# and fragment pieces read it from the middle, past 16 MiB
+	mkdir -p "$T/l5/big"
+	seq 1 2800000 > "$T/l5/big/seq"
+	mkfs -zlz4 -Eall-fragments "$T/L5" "$T/l5"
+	for n in 1 2 3 4 5; do
 		mount_erofs "$T/L$n" "$T/m$n"
 	done
 	mkdir -p "$T/ov"
-	mount -t overlay overlay -o "lowerdir=$T/m4:$T/m3:$T/m2:$T/m1" "$T/ov" ||
+	mount -t overlay overlay -o "lowerdir=$T/m5:$T/m4:$T/m3:$T/m2:$T/m1" "$T/ov" ||
 		fail "overlayfs refused the layers"
 	echo "$T/ov" >> "$T/.mounts"
 	for opts in "" "-zlz4hc -Efragments,dedupe" "-zlzma -b 1024" \
 		    "--chunksize=4096 -Ededupe"; do
 		# shellcheck disable=SC2086
 		mkfs --clean=data --ovlfs-strip=1 --workers=1 $opts \
-			"$T/merged" "$T/L1" "$T/L2" "$T/L3" "$T/L4"
+			"$T/merged" "$T/L1" "$T/L2" "$T/L3" "$T/L4" "$T/L5"
 		# shellcheck disable=SC2086
 		mkfs --clean=data --ovlfs-strip=1 --workers=3 $opts \
-			"$T/merged3" "$T/L1" "$T/L2" "$T/L3" "$T/L4"
+			"$T/merged3" "$T/L1" "$T/L2" "$T/L3" "$T/L4" "$T/L5"
 		cmp "$T/merged" "$T/merged3" || fail "$opts: differs by workers"
 		"$BIN/dump.erofs" -s "$T/merged" > "$T/sb"
 		if grep -q "extra devices" "$T/sb"; then
@@ -155,7 +161,7 @@ test_layers_clean_data() {
 			"$T/bad" "$T/L2"
 	done
 	# without its tar, a tar index has no data to copy
-	expect_error "i4: new/.*not in the image" "$T/img" \
+	expect_error "i4: device 1 is not appended" "$T/img" \
 		"$BIN/mkfs.erofs" --quiet --clean=data "$T/img" "$T/L1" "$T/i4"
 }
 

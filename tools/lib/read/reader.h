@@ -121,7 +121,10 @@ int kiln_packed_load(struct kiln_image *img, struct kiln_diag *d);
 int kiln_fragment_read(const struct kiln_image *img, struct kiln_dctx *x,
 		       uint64_t off, uint64_t len, uint8_t *out,
 		       struct kiln_diag *d);
-/* The window that starts with the extent holding byte la (zmap.c). */
+/*
+ * Where the window holding byte la starts (zmap.c): the head of its
+ * extent, or la itself in a file that is all one fragment.
+ */
 int kiln_zmap_seek(const struct kiln_image *img, const struct kiln_rinode *ri,
 		   uint64_t la, struct kiln_fpos *pos, struct kiln_diag *d);
 

@@ -555,8 +555,10 @@ int kiln_zmap_seek(const struct kiln_image *img, const struct kiln_rinode *ri,
 	if (read_header(&z, d))
 		return -1;
 	*pos = (struct kiln_fpos){ 0 };
-	if (z.whole)		/* one extent: from the start */
+	if (z.whole) {		/* all a fragment: pieces map from any la */
+		pos->la = la;
 		return 0;
+	}
 	lcn = la >> z.lcbits;
 	if (lcn >= z.nlc) {
 		kiln_diag_set(d, "offset %llu is past the index",

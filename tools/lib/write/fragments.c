@@ -14,6 +14,14 @@ struct frag_piece {
 	size_t len;
 };
 
+/*
+ * A fragment ending as an earlier one ends is looked up by its last this
+ * many bytes (erofs-utils uses the same length), and compared whole.
+ */
+#define FRAG_TAIL	64u
+/* Earlier fragments with an equal tail tried, at most: each is a read. */
+#define FRAG_TAIL_TRIES	16
+
 struct frag_slot {
 	uint64_t hash;
 	size_t piece;			/* pieces[piece] */
@@ -25,6 +33,8 @@ void kiln_fragments_open(struct kiln_fragments *fr)
 	memset(fr, 0, sizeof(*fr));
 	fr->nr_slots = 1024;
 	fr->slots = xcalloc(fr->nr_slots, sizeof(*fr->slots));
+	fr->nr_tails = 1024;
+	fr->tails = xcalloc(fr->nr_tails, sizeof(*fr->tails));
 }
 
 /* The piece's n bytes from at, from its file (checked unchanged). */
@@ -55,23 +65,76 @@ fail:
 	return -1;
 }
 
-static void grow(struct kiln_fragments *fr)
+/* Doubles an open-addressed table of *nr slots. */
+static void grow(struct frag_slot **slots, size_t *nr)
 {
-	size_t n = fr->nr_slots * 2;
+	size_t n = *nr * 2;
 	struct frag_slot *s = xcalloc(n, sizeof(*s));
 
-	for (size_t i = 0; i < fr->nr_slots; i++) {
+	for (size_t i = 0; i < *nr; i++) {
 		size_t k;
 
-		if (!fr->slots[i].len)
+		if (!(*slots)[i].len)
 			continue;
-		for (k = fr->slots[i].hash & (n - 1); s[k].len; k = (k + 1) & (n - 1))
+		for (k = (*slots)[i].hash & (n - 1); s[k].len; k = (k + 1) & (n - 1))
 			;
-		s[k] = fr->slots[i];
+		s[k] = (*slots)[i];
 	}
-	free(fr->slots);
-	fr->slots = s;
-	fr->nr_slots = n;
+	free(*slots);
+	*slots = s;
+	*nr = n;
+}
+
+static void insert(struct frag_slot **slots, size_t *nr, size_t *used,
+		   struct frag_slot v)
+{
+	size_t k = v.hash & (*nr - 1);
+
+	while ((*slots)[k].len)
+		k = (k + 1) & (*nr - 1);
+	(*slots)[k] = v;
+	if (++*used * 2 > *nr)
+		grow(slots, nr);
+}
+
+/* Is p (n bytes) what old holds from at? Read back to compare. */
+static int same(struct kiln_fragments *fr, const struct frag_piece *old,
+		uint64_t at, const uint8_t *p, size_t n, const char **failed)
+{
+	if (n > fr->cmp_cap) {
+		fr->cmp_cap = n;
+		fr->cmp = xrealloc(fr->cmp, n);
+	}
+	if (read_piece(old, at, fr->cmp, n, failed))
+		return -1;
+	return !memcmp(fr->cmp, p, n);
+}
+
+/*
+ * An earlier fragment that ends with the n bytes at p: 1 and *off their
+ * place, 0 if none, -1 if one could not be read back.
+ */
+static int find_tail(struct kiln_fragments *fr, const uint8_t *p, size_t n,
+		     uint64_t tail, uint64_t *off, const char **failed)
+{
+	size_t mask = fr->nr_tails - 1;
+	int tries = FRAG_TAIL_TRIES, r;
+
+	for (size_t k = tail & mask; fr->tails[k].len && tries;
+	     k = (k + 1) & mask) {
+		const struct frag_slot *s = &fr->tails[k];
+		const struct frag_piece *old = &fr->pieces[s->piece];
+
+		if (s->hash != tail || s->len < n)
+			continue;
+		tries--;
+		r = same(fr, old, old->len - n, p, n, failed);
+		if (r > 0)
+			*off = old->off + old->len - n;
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 static struct frag_piece *append(struct kiln_fragments *fr, size_t n)
@@ -94,30 +157,36 @@ int kiln_fragments_add(struct kiln_fragments *fr, const struct kiln_inode *in,
 		       const char **failed)
 {
 	size_t mask = fr->nr_slots - 1, k;
+	uint64_t tail = 0;
 	struct frag_piece *pc;
+	int r;
 
 	for (k = hash & mask; share && fr->slots[k].len; k = (k + 1) & mask) {
 		const struct frag_slot *s = &fr->slots[k];
-		const struct frag_piece *old = &fr->pieces[s->piece];
 
 		if (s->hash != hash || s->len != n)
 			continue;
-		if (n > fr->cmp_cap) {
-			fr->cmp_cap = n;
-			fr->cmp = xrealloc(fr->cmp, n);
-		}
-		if (read_piece(old, 0, fr->cmp, n, failed))
+		r = same(fr, &fr->pieces[s->piece], 0, p, n, failed);
+		if (r < 0)
 			return -1;
-		if (!memcmp(fr->cmp, p, n)) {
-			*off = old->off;
+		if (r) {
+			*off = fr->pieces[s->piece].off;
 			return 0;
 		}
 	}
+	if (share && n > FRAG_TAIL) {
+		tail = kiln_hash64(p + n - FRAG_TAIL, FRAG_TAIL, 0);
+		r = find_tail(fr, p, n, tail, off, failed);
+		if (r)
+			return r < 0 ? -1 : 0;
+	}
 	if (share) {
-		fr->slots[k] = (struct frag_slot){ .hash = hash,
-						   .piece = fr->nr, .len = n };
-		if (++fr->used * 2 > fr->nr_slots)
-			grow(fr);
+		insert(&fr->slots, &fr->nr_slots, &fr->used, (struct frag_slot){
+			.hash = hash, .piece = fr->nr, .len = n });
+		if (n > FRAG_TAIL)
+			insert(&fr->tails, &fr->nr_tails, &fr->tails_used,
+			       (struct frag_slot){ .hash = tail,
+						   .piece = fr->nr, .len = n });
 	}
 	pc = append(fr, n);
 	pc->in = in;
@@ -175,6 +244,7 @@ void kiln_fragments_close(struct kiln_fragments *fr)
 		free(fr->pieces[i].mem);
 	free(fr->pieces);
 	free(fr->slots);
+	free(fr->tails);
 	free(fr->cmp);
 	memset(fr, 0, sizeof(*fr));
 }

@@ -3,7 +3,8 @@
  * -E fragments: the packed inode's content before it is compressed. The
  * zwriter appends each file's fragment (its last part, or the whole of a
  * small file) in the order files are written, so the content is the same
- * for any --workers; a fragment equal to an earlier one is stored once.
+ * for any --workers; a fragment equal to an earlier one, or to the end of
+ * one (a file that is another's tail), is stored once.
  *
  * The content is kept as a list of pieces of the source files, not as a
  * copy: the workers read each piece again when they compress the packed
@@ -28,6 +29,9 @@ struct kiln_fragments {
 	uint64_t end;			/* the content's size */
 	struct frag_slot *slots;	/* whole fragments by content hash */
 	size_t nr_slots, used;
+	struct frag_slot *tails;	/* and by the hash of their last
+					   FRAG_TAIL bytes */
+	size_t nr_tails, tails_used;
 	uint8_t *cmp;			/* an earlier fragment, read back */
 	size_t cmp_cap;
 };
@@ -36,7 +40,8 @@ void kiln_fragments_open(struct kiln_fragments *fr);
 /*
  * Adds bytes [src_off, src_off + n) of in's data (n > 0), which p holds
  * now. *off: where they are in the content; with share, an earlier equal
- * fragment's place if there is one (hash: kiln_hash64(p, n, 0)). A piece
+ * fragment's place if there is one (hash: kiln_hash64(p, n, 0)), or the
+ * place of the same bytes at the end of an earlier one. A piece
  * of a longer fragment must follow the piece before: not shared, nor
  * offered to share. -1 with errno if an earlier fragment cannot be read
  * back to compare (EAGAIN: its file changed); *failed names that file.

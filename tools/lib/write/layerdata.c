@@ -170,11 +170,14 @@ static const struct kiln_fext *extent_at(struct kiln_lread *r, uint64_t off)
 		  ri->layout == EROFS_INODE_COMPRESSED_COMPACT) &&
 		 kiln_zmap_seek(img, ri, off, &pos, &r->d))
 		return NULL;
-	if (kiln_file_map(img, ri, &pos, &r->l, KILN_WINDOW_EXTENTS,
-			  16u << 20, &r->d))
-		return NULL;
-	r->next = pos;
-	e = in_window(r, off);
+	/* a window may end before off: seeks land on an extent's head */
+	do {
+		if (kiln_file_map(img, ri, &pos, &r->l, KILN_WINDOW_EXTENTS,
+				  16u << 20, &r->d))
+			return NULL;
+		r->next = pos;
+		e = in_window(r, off);
+	} while (!e && r->l.nr && pos.la <= off && pos.la < ri->size);
 	if (!e)
 		kiln_diag_set(&r->d, "no extent holds offset %llu",
 			      (unsigned long long)off);

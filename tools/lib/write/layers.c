@@ -332,6 +332,26 @@ static int merge_layer(struct tarscan *ts, unsigned int k,
 	return ret;
 }
 
+/*
+ * --clean=data reads a layer's devices where they are appended to it (a
+ * tar index and its tar, a merge and its layers): said at once, not as a
+ * read of the first file that is not there.
+ */
+static int check_appended(const struct kiln_image *img, const char *name)
+{
+	for (uint32_t i = 0; i < img->nr_devs; i++) {
+		const struct kiln_rdevice *dev = &img->devs[i];
+
+		if (((uint64_t)dev->mapped_blkaddr + dev->blocks) <<
+		    img->blkszbits > img->size)
+			return kiln_err("%s: device %u is not appended to it "
+					"(cat LAYER DEVICE... > FILE): "
+					"--clean=data copies its data", name,
+					i + 1), -1;
+	}
+	return 0;
+}
+
 static void add_device(struct kiln_tree *tree, uint64_t blocks,
 		       const uint8_t tag[64])
 {
@@ -388,8 +408,10 @@ int kiln_layers_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
 			ret = -1;
 			break;
 		}
-		if (o->clean_data)
-			continue;	/* no devices: the data comes along */
+		if (o->clean_data) {	/* no devices: the data comes along */
+			ret = check_appended(&img[opened], o->layers[opened]);
+			continue;
+		}
 		first[opened] = plan_devices(tree, &img[opened],
 					     o->layers[opened]);
 		ret = first[opened] < 0 ? -1 : 0;
