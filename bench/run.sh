@@ -101,39 +101,51 @@ raw_pairs() {
 
 # options_rows CORPUS SRC BYTES: what build systems pass beyond -z/-C
 # (dracut: -E fragments; containerd and AOSP: --chunksize; AOSP:
-# --compress-hints), at 2 workers, to set beside the plain lz4hc rows; the
-# same for erofs-utils with ANCHOR_MKFS.
-OPTION_SETS=(
-	"lz4hc -z lz4hc -C 65536 -E fragments"
-	"lz4hc -z lz4hc -C 65536 -E dedupe"
-	"lz4hc -z lz4hc -C 65536 -E fragments,dedupe"
-	"lz4hc -z lz4hc:zstd -C 65536 --compress-hints=bench/hints.txt"
-	"- --chunksize=4096"
-	"- --chunksize=4096 -E dedupe"
+# --compress-hints), at 2 workers, beside the plain rows: -E fragments,
+# dedupe and both with every algorithm of OPTION_ALGS, then the sets
+# below once; the same for erofs-utils with ANCHOR_MKFS.
+OPTION_ALGS=${OPTION_ALGS:-$ALGS}
+E_SETS=("-E fragments" "-E dedupe" "-E fragments,dedupe")
+OPTION_SETS=(	# raw speed's algorithm | row label | options
+	"lz4hc|lz4hc:zstd -C64K --compress-hints|-z lz4hc:zstd -C 65536 --compress-hints=bench/hints.txt"
+	"-|--chunksize=4096|--chunksize=4096"
+	"-|--chunksize=4096 -E dedupe|--chunksize=4096 -E dedupe"
 )
 
+# option_row CORPUS SRC BYTES ALG LABEL OPTS...: one set, Kiln and anchor.
+option_row() {
+	local c=$1 src=$2 bytes=$3 alg=$4 label=$5 img=$BENCH/img raw=0 tool m
+	shift 5
+	[ "$alg" = - ] || raw=$(awk -v a="$alg" 'index($1, a) == 1 && (a != "lz4" || $1 == "lz4") {print $2}' "$BENCH/$c.raw")
+	for tool in kiln anchor; do
+		local bin=$KILN name="kiln $label w2"
+		if [ $tool = anchor ]; then
+			[ -n "${ANCHOR_MKFS:-}" ] || continue
+			bin=$ANCHOR_MKFS name="$ANCHOR_NAME $label w2"
+		fi
+		if m=$(KILN_PROFILE=1 measure "$img" "$bin" --quiet "$@" --workers=2 "$img" "$src"); then
+			row "$name" "$alg" "${raw:-0}" 2 "$m" "$bytes" >> "$RESULTS/$c.md"
+		else	# (1.9.3 crashes on hints that name an algorithm)
+			echo "| $name | failed: $(cat "$BENCH/stderr" "$BENCH/time" | head -1 | tr '|' ' ') | | | | | |" >> "$RESULTS/$c.md"
+		fi
+		[ $tool = anchor ] || prof_row "kiln $label w2" >> "$BENCH/$c.prof"
+	done
+}
+
 options_rows() {
-	local c=$1 src=$2 bytes=$3 img=$BENCH/img raw set alg opts tool m
+	local c=$1 src=$2 bytes=$3 alg e set label opts
+	for alg in $OPTION_ALGS; do
+		for e in "${E_SETS[@]}"; do
+			# shellcheck disable=SC2086
+			option_row "$c" "$src" "$bytes" "$alg" "$alg -C64K $e" \
+				-z "$alg" -C 65536 $e
+		done
+	done
 	echo " $ALGS " | grep -q " lz4hc " || return 0
 	for set in "${OPTION_SETS[@]}"; do
-		alg=${set%% *}
-		opts=${set#* }
-		raw=0
-		[ "$alg" = - ] || raw=$(awk -v a="$alg" '$1 ~ "^" a {print $2}' "$BENCH/$c.raw")
-		for tool in kiln anchor; do
-			local bin=$KILN name="kiln $opts w2"
-			if [ $tool = anchor ]; then
-				[ -n "${ANCHOR_MKFS:-}" ] || continue
-				bin=$ANCHOR_MKFS name="$ANCHOR_NAME $opts w2"
-			fi
-			# shellcheck disable=SC2086
-			if m=$(KILN_PROFILE=1 measure "$img" "$bin" --quiet $opts --workers=2 "$img" "$src"); then
-				row "$name" "$alg" "${raw:-0}" 2 "$m" "$bytes" >> "$RESULTS/$c.md"
-			else	# (1.9.3 crashes on hints that name an algorithm)
-				echo "| $name | failed: $(cat "$BENCH/stderr" "$BENCH/time" | head -1 | tr '|' ' ') | | | | | |" >> "$RESULTS/$c.md"
-			fi
-			[ $tool = anchor ] || prof_row "kiln $opts w2" >> "$BENCH/$c.prof"
-		done
+		IFS='|' read -r alg label opts <<<"$set"
+		# shellcheck disable=SC2086
+		option_row "$c" "$src" "$bytes" "$alg" "$label" $opts
 	done
 }
 
@@ -142,6 +154,9 @@ bench_corpus() {
 	local bytes raw out=$RESULTS/$c.md
 	bytes=$(du -sb --apparent-size "$src" | cut -f1)
 	[ -f "$tarf" ] || tar cf "$tarf" -C "$src" .
+	# the first row reads the tree warm too (through cat: GNU tar reads
+	# no file it would write to /dev/null)
+	tar cf - -C "$src" . | cat > /dev/null
 	"$BENCH/rawspeed" "$tarf" > "$BENCH/$c.raw"
 	{
 		echo "## $c ($((bytes / 1048576)) MiB, $(find "$src" | wc -l) entries; median of $REPEAT run(s))"
