@@ -71,6 +71,21 @@ test_fragments_layout() {
 		fail "an equal fragment, or its end, was stored twice"
 	mount_erofs "$T/two.img" "$T/m2"
 	$TREECMP "$T/two" "$T/m2" || fail "shared fragments read wrong"
+	# many files ending alike, newer than the one whose end a last file
+	# is: still found (the packed inode does not grow by it)
+	mkdir -p "$T/alike"
+	{ head -c 936 /dev/urandom; head -c 64 /dev/zero; } > "$T/alike/a"
+	for n in $(seq 20); do
+		{ head -c 136 /dev/urandom; head -c 64 /dev/zero; } > "$T/alike/b$n"
+	done
+	tail -c 300 "$T/alike/a" > "$T/alike/z"
+	mkfs -zlz4hc -Efragments "$T/alike.img" "$T/alike"
+	local packed
+	packed=$(dump -s "$T/alike.img" | awk '/packed nid/ {print $NF}')
+	dump --nid="$packed" "$T/alike.img" > "$T/out"
+	assert_grep "^Size: $((1000 + 20 * 200)) " "$T/out"
+	mount_erofs "$T/alike.img" "$T/m3"
+	$TREECMP "$T/alike" "$T/m3" || fail "alike fragments read wrong"
 	fragtree "$T/src"
 	mkfs -zlz4hc -C65536 -Efragments "$T/img" "$T/src"
 	# a small file: one extent, with no blocks of its own

@@ -12,19 +12,30 @@ struct frag_piece {
 	uint8_t *mem;			/* bytes of Kiln's own (owned) */
 	uint64_t src_off;		/* where it starts in the file */
 	size_t len;
+	size_t tail_prev;		/* the piece before it with an equal
+					   tail hash, or NO_PIECE */
 };
+
+#define NO_PIECE SIZE_MAX
 
 /*
  * A fragment ending as an earlier one ends is looked up by its last this
  * many bytes (erofs-utils uses the same length), and compared whole.
  */
 #define FRAG_TAIL	64u
-/* Earlier fragments with an equal tail tried, at most: each is a read. */
-#define FRAG_TAIL_TRIES	16
+/*
+ * Earlier fragments with an equal tail, newest first: at most this many
+ * looked at, and of those at most FRAG_TAIL_READS longer ones read back to
+ * compare. Files ending alike (zero padding, a common footer) are many,
+ * and each would otherwise look at all before it.
+ */
+#define FRAG_TAIL_SEEN	256
+#define FRAG_TAIL_READS	16
 
 struct frag_slot {
 	uint64_t hash;
-	size_t piece;			/* pieces[piece] */
+	size_t piece;			/* pieces[piece]; for a tail hash, the
+					   newest, the rest by tail_prev */
 	size_t len;			/* 0: empty */
 };
 
@@ -110,24 +121,34 @@ static int same(struct kiln_fragments *fr, const struct frag_piece *old,
 	return !memcmp(fr->cmp, p, n);
 }
 
+/* The tail table's slot for hash: its own, or the empty one it would take. */
+static struct frag_slot *tail_slot(struct kiln_fragments *fr, uint64_t hash)
+{
+	size_t mask = fr->nr_tails - 1, k = hash & mask;
+
+	while (fr->tails[k].len && fr->tails[k].hash != hash)
+		k = (k + 1) & mask;
+	return &fr->tails[k];
+}
+
 /*
  * An earlier fragment that ends with the n bytes at p: 1 and *off their
- * place, 0 if none, -1 if one could not be read back.
+ * place, 0 if none, -1 if one could not be read back. (One of equal
+ * length would have been found whole.)
  */
 static int find_tail(struct kiln_fragments *fr, const uint8_t *p, size_t n,
 		     uint64_t tail, uint64_t *off, const char **failed)
 {
-	size_t mask = fr->nr_tails - 1;
-	int tries = FRAG_TAIL_TRIES, r;
+	const struct frag_slot *s = tail_slot(fr, tail);
+	size_t i = s->len ? s->piece : NO_PIECE;
+	int seen = FRAG_TAIL_SEEN, reads = FRAG_TAIL_READS, r;
 
-	for (size_t k = tail & mask; fr->tails[k].len && tries;
-	     k = (k + 1) & mask) {
-		const struct frag_slot *s = &fr->tails[k];
-		const struct frag_piece *old = &fr->pieces[s->piece];
+	for (; i != NO_PIECE && seen-- && reads; i = fr->pieces[i].tail_prev) {
+		const struct frag_piece *old = &fr->pieces[i];
 
-		if (s->hash != tail || s->len < n)
+		if (old->len <= n)
 			continue;
-		tries--;
+		reads--;
 		r = same(fr, old, old->len - n, p, n, failed);
 		if (r > 0)
 			*off = old->off + old->len - n;
@@ -135,6 +156,21 @@ static int find_tail(struct kiln_fragments *fr, const uint8_t *p, size_t n,
 			return r;
 	}
 	return 0;
+}
+
+/* Piece i, a whole fragment, becomes the newest with its tail hash. */
+static void add_tail(struct kiln_fragments *fr, size_t i, uint64_t tail)
+{
+	struct frag_slot *s = tail_slot(fr, tail);
+
+	if (s->len) {
+		fr->pieces[i].tail_prev = s->piece;
+		s->piece = i;
+		return;
+	}
+	*s = (struct frag_slot){ .hash = tail, .piece = i, .len = 1 };
+	if (++fr->tails_used * 2 > fr->nr_tails)
+		grow(&fr->tails, &fr->nr_tails);
 }
 
 static struct frag_piece *append(struct kiln_fragments *fr, size_t n)
@@ -146,7 +182,8 @@ static struct frag_piece *append(struct kiln_fragments *fr, size_t n)
 		fr->pieces = xrealloc(fr->pieces, fr->cap * sizeof(*pc));
 	}
 	pc = &fr->pieces[fr->nr++];
-	*pc = (struct frag_piece){ .off = fr->end, .len = n };
+	*pc = (struct frag_piece){ .off = fr->end, .len = n,
+				   .tail_prev = NO_PIECE };
 	fr->end += n;
 	return pc;
 }
@@ -180,18 +217,15 @@ int kiln_fragments_add(struct kiln_fragments *fr, const struct kiln_inode *in,
 		if (r)
 			return r < 0 ? -1 : 0;
 	}
-	if (share) {
+	if (share)
 		insert(&fr->slots, &fr->nr_slots, &fr->used, (struct frag_slot){
 			.hash = hash, .piece = fr->nr, .len = n });
-		if (n > FRAG_TAIL)
-			insert(&fr->tails, &fr->nr_tails, &fr->tails_used,
-			       (struct frag_slot){ .hash = tail,
-						   .piece = fr->nr, .len = n });
-	}
 	pc = append(fr, n);
 	pc->in = in;
 	pc->src_off = src_off;
 	*off = pc->off;
+	if (share && n > FRAG_TAIL)
+		add_tail(fr, fr->nr - 1, tail);
 	return 0;
 }
 
