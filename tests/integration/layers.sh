@@ -72,6 +72,28 @@ test_layers_merge() {
 	mount_devices "$T/m123" "$T/md" "$T/L1" "$T/L2" "$T/L3"
 	$TREECMP "$T/ov" "$T/md" || fail "merge of a merge differs"
 	umount "$T/md"
+	# its device table has a slot for each layer brought, not for each
+	# layer given: the long prefixes after it stay whole
+	mkfs --ovlfs-strip=1 --xattr-prefix=user.lay "$T/m123" "$T/m12" "$T/L3"
+	mount_devices "$T/m123" "$T/md" "$T/L1" "$T/L2" "$T/L3"
+	$TREECMP "$T/ov" "$T/md" || fail "merge of a merge, prefixes, differs"
+	umount "$T/md"
+	# and a table longer than the first block: a merge of 40 layers
+	# merged again (it overran the head's block)
+	local wide=() k
+	for k in $(seq 40); do
+		mkdir -p "$T/w$k/d$k"
+		echo "$k" > "$T/w$k/d$k/f"
+		mkfs -Enoinline_data "$T/W$k" "$T/w$k"
+		wide+=("$T/W$k")
+	done
+	mkfs "$T/wide" "${wide[@]}"
+	mkfs "$T/ww" "$T/wide"
+	cat "$T/ww" "${wide[@]}" > "$T/one"
+	mount_erofs "$T/one" "$T/mw"
+	[ "$(cat "$T/mw/d1/f" "$T/mw/d40/f" | tr '\n' ' ')" = "1 40 " ] ||
+		fail "a merge of 40 merged layers reads wrong"
+	umount "$T/mw"
 	# unstripped, the marks stay: overlayfs reads it as the same tree
 	mkfs "$T/merged" "$T/L1" "$T/L2" "$T/L3"
 	cat "$T/merged" "$T/L1" "$T/L2" "$T/L3" > "$T/one"

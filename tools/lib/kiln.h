@@ -25,6 +25,8 @@ struct kiln_mkfs_opts {
 	unsigned int nr_layers;
 	bool clean_data;		/* --clean=data: the layers' data is
 					   copied into the merged image */
+	unsigned int nr_devices;	/* the device table's slots: the
+					   tar's, or those the layers bring */
 	bool aufs;			/* --aufs: .wh. entries to overlayfs */
 	bool ovlfs_strip;		/* --ovlfs-strip=1: no overlayfs marks */
 	unsigned int blkszbits;

@@ -161,6 +161,9 @@ static int check_tar_index(struct kiln_mkfs_opts *o, bool blksz_given)
  * Merging layers: the image holds metadata, the layers the data, as it
  * is; blocks are the first layer's (each must have the same). With
  * --clean=data the data is copied: blocks are -b's or the first layer's.
+ * Each layer is opened to count the devices it brings (itself, or a merged
+ * image's or tar index's own): the head's device table is laid out before
+ * the scan opens them again.
  */
 static int check_layers(struct kiln_mkfs_opts *o, bool blksz_given)
 {
@@ -176,17 +179,25 @@ static int check_layers(struct kiln_mkfs_opts *o, bool blksz_given)
 		return kiln_err("merged layers keep their data where it is: -z, "
 				"--chunksize, --compress-hints and -E dedupe or "
 				"fragments do not apply"), -1;
-	if (kiln_image_open(&img, o->layers[0], &d))
-		return kiln_err("%s: not a directory, nor an EROFS image to "
-				"merge", o->layers[0]), -1;
-	if (blksz_given && !o->clean_data && o->blkszbits != img.blkszbits) {
+	for (unsigned int i = 0; i < o->nr_layers; i++) {
+		if (kiln_image_open(&img, o->layers[i], &d)) {
+			if (i)
+				return kiln_err("%s", d.msg), -1;
+			return kiln_err("%s: not a directory, nor an EROFS "
+					"image to merge", o->layers[0]), -1;
+		}
+		if (!i && blksz_given && !o->clean_data &&
+		    o->blkszbits != img.blkszbits) {
+			kiln_image_close(&img);
+			return kiln_err("-b: the layers' blocks are %u bytes",
+					img.blksz), -1;
+		}
+		if (!i && !blksz_given)
+			o->blkszbits = img.blkszbits;
+		if (!o->clean_data)
+			o->nr_devices += img.nr_devs ? img.nr_devs : 1;
 		kiln_image_close(&img);
-		return kiln_err("-b: the layers' blocks are %u bytes",
-				img.blksz), -1;
 	}
-	if (!blksz_given)
-		o->blkszbits = img.blkszbits;
-	kiln_image_close(&img);
 	return 0;
 }
 

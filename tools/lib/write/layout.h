@@ -45,10 +45,14 @@ static inline bool kiln_prefixes_packed(const struct kiln_mkfs_opts *o)
 {
 	return o->nr_xattr_prefixes && o->compress && o->compr.fragments;
 }
-/* Devices in the device table: --tar=i's tar, or the layers merged. */
+/*
+ * Devices in the device table: --tar=i's tar, or what the layers merged
+ * bring (each itself, or its own devices), counted by mkfs's option check
+ * so the head can be laid out before the scan.
+ */
 static inline unsigned int kiln_nr_devices(const struct kiln_mkfs_opts *o)
 {
-	return o->tar_index ? 1 : o->nr_layers;
+	return o->tar_index ? 1 : o->nr_devices;
 }
 /* Gives flat data its blocks from *blk on; *blk ends after them. */
 int kiln_layout_place_flat(const struct kiln_layout *l, uint64_t *blk);

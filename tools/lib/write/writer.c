@@ -161,6 +161,10 @@ static int add_devices(struct kiln_writer *w, const struct kiln_tree *t,
 {
 	uint64_t at = w->end_blk;
 
+	/* the head has room for the slots counted before the scan */
+	if (t->nr_devices != kiln_nr_devices(w->o))
+		return kiln_err("internal error: %u devices, room for %u",
+				t->nr_devices, kiln_nr_devices(w->o)), -1;
 	sb->feature_incompat |= EROFS_FEATURE_INCOMPAT_DEVICE_TABLE;
 	sb->extra_devices = t->nr_devices;
 	sb->devt_slotoff = (uint16_t)(w->devt_pos / EROFS_DEVT_SLOT_SIZE);
