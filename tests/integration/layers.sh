@@ -284,3 +284,17 @@ test_layers_tar_index() {
 	fi
 	assert_lines 1 "$T/err"
 }
+
+# --clean=data: a layer image touched while its data is copied fails the
+# build with one line naming the layer (not the file inside it).
+test_layers_clean_data_changing() {
+	mkdir -p "$T/l"
+	head -c 16M /dev/zero | tr '\0' x > "$T/l/big"
+	mkfs -Enoinline_data "$T/L" "$T/l"
+	( while :; do touch "$T/L"; done ) &
+	pid=$!
+	sleep 0.2
+	expect_error "/L: file changed while being read" "$T/img" \
+		"$BIN/mkfs.erofs" --quiet --clean=data "$T/img" "$T/L"
+	kill $pid
+}

@@ -187,7 +187,8 @@ static int write_chunks(struct kiln_chunked *c, struct kiln_inode *in,
 				in->size - off : csize, &a[i]))
 			return -1;
 	if (!kiln_src_unchanged(in, src)) {
-		kiln_err("%s: file changed while being read", in->srcpath);
+		kiln_err("%s: file changed while being read",
+			 kiln_src_name(src, in));
 		return -1;
 	}
 	return 0;

@@ -144,7 +144,7 @@ static int copy_file(const struct kiln_flat *f, const struct kiln_inode *in)
 			ret = 0;
 		else
 			kiln_err("%s: file changed while being read",
-				 in->srcpath);
+				 kiln_src_name(&src, in));
 	}
 	free(buf);
 	kiln_src_close(&src);

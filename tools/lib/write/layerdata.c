@@ -269,13 +269,16 @@ off_t kiln_lread_seek(struct kiln_lread *r, uint64_t off, int whence)
 	return -1;
 }
 
-bool kiln_lread_unchanged(const struct kiln_lread *r)
+bool kiln_lread_unchanged(const struct kiln_lread *r, const char **failed)
 {
 	const struct kiln_layerdata *ld = r->lf->ld;
 	const struct stat *was = &ld->st[r->lf->layer];
 	struct stat st;
 
-	return !fstat(r->lf->img->fd, &st) && st.st_size == was->st_size &&
-	       st.st_mtim.tv_sec == was->st_mtim.tv_sec &&
-	       st.st_mtim.tv_nsec == was->st_mtim.tv_nsec;
+	if (!fstat(r->lf->img->fd, &st) && st.st_size == was->st_size &&
+	    st.st_mtim.tv_sec == was->st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == was->st_mtim.tv_nsec)
+		return true;
+	*failed = ld->names[r->lf->layer];	/* the layer changed */
+	return false;
 }

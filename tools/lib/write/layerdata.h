@@ -50,8 +50,11 @@ ssize_t kiln_lread_pread(struct kiln_lread *r, void *buf, size_t n,
 			 uint64_t off, const char **failed);
 /* SEEK_DATA / SEEK_HOLE over the file's holes, as lseek does. */
 off_t kiln_lread_seek(struct kiln_lread *r, uint64_t off, int whence);
-/* The layer image still has the size and mtime it had when opened. */
-bool kiln_lread_unchanged(const struct kiln_lread *r);
+/*
+ * The layer image still has the size and mtime it had when opened; if
+ * not, *failed names it (the layer, not the file in it).
+ */
+bool kiln_lread_unchanged(const struct kiln_lread *r, const char **failed);
 void kiln_lread_close(struct kiln_lread *r);
 
 #endif

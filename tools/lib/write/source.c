@@ -90,12 +90,12 @@ off_t kiln_src_seek(const struct kiln_src *src, uint64_t off, int whence)
  * moved the mtime. One fstat per file: on a tree of small files, every
  * system call per file shows. The spool is Kiln's own: it does not move.
  */
-bool kiln_src_unchanged(const struct kiln_inode *in, const struct kiln_src *src)
+bool kiln_src_unchanged(const struct kiln_inode *in, struct kiln_src *src)
 {
 	struct stat st;
 
 	if (src->layer)
-		return kiln_lread_unchanged(src->layer);
+		return kiln_lread_unchanged(src->layer, &src->failed);
 	if (in->spool || in->frags)	/* the spool is ours; pieces are
 					   checked as they are read */
 		return true;

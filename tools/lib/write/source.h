@@ -52,7 +52,7 @@ const char *kiln_src_name(const struct kiln_src *src,
  */
 off_t kiln_src_seek(const struct kiln_src *src, uint64_t off, int whence);
 /* After reading: same type, size and mtime as the scan saw. */
-bool kiln_src_unchanged(const struct kiln_inode *in, const struct kiln_src *src);
+bool kiln_src_unchanged(const struct kiln_inode *in, struct kiln_src *src);
 void kiln_src_close(struct kiln_src *src);
 
 #endif
