@@ -98,6 +98,15 @@ test_chunks_dedupe() {
 	assert_grep "1 extents found" "$T/ext4"
 	mount_erofs "$T/three.img" "$T/m"
 	$TREECMP "$T/two" "$T/m" || fail "mount differs"
+	# a file all of whose chunks are an earlier file's last ones, which
+	# end where the next block goes: flat over them, and the earlier
+	# file's last block is not taken back for its inline tail
+	mkdir -p "$T/four"
+	head -c 4196 /dev/urandom > "$T/four/b"
+	{ head -c 4096 /dev/zero; cat "$T/four/b"; } > "$T/four/a"
+	mkfs -Ededupe "$T/four.img" "$T/four"
+	mount_erofs "$T/four.img" "$T/m4"
+	$TREECMP "$T/four" "$T/m4" || fail "a block an earlier file uses was taken back"
 }
 
 # A chunk is written before it is found equal to an earlier one; the next

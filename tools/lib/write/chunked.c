@@ -196,15 +196,18 @@ static int write_chunks(struct kiln_chunked *c, struct kiln_inode *in,
 
 /*
  * A file whose chunks lie one after another (none a hole) needs no index:
- * it is flat, from its first block, and if those are the blocks just
- * written its partial last block goes inline when it fits, as it would
- * have without --chunksize. A chunk-based file has no inline tail, so on
- * a tree of source files that costs most of a block per file (on the
- * linux tree, 6%). Returns whether it did; *ret: its result.
+ * it is flat, from its first block, and if its last block is the last one
+ * written, and written by it (from first on, where it began), its partial
+ * last block goes inline when it fits, as it would have without
+ * --chunksize (the blocks before may be an earlier file's: a copy). A
+ * chunk-based file has no inline tail, so on a tree of source files that
+ * costs most of a block per file (on the linux tree, 6%). A block an
+ * earlier file wrote stays, even if it ends where the next goes: that
+ * file points at it. Returns whether it did; *ret: its result.
  */
 static bool as_flat(struct kiln_chunked *c, struct kiln_inode *in,
-		    const uint32_t *a, uint64_t n, struct kiln_records *r,
-		    int *ret)
+		    const uint32_t *a, uint64_t n, uint64_t first,
+		    struct kiln_records *r, int *ret)
 {
 	uint32_t blksz = 1u << c->blkszbits;
 	uint64_t cblks = 1ull << (c->chunkbits - c->blkszbits);
@@ -212,6 +215,7 @@ static bool as_flat(struct kiln_chunked *c, struct kiln_inode *in,
 	uint32_t base = kiln_inode_base_size(in);
 	uint32_t tail = (uint32_t)(in->size % blksz);
 	uint8_t *rec;
+	ssize_t got;
 
 	for (uint64_t i = 0; i < n; i++)
 		if (a[i] == EROFS_NULL_ADDR || a[i] != a[0] + i * cblks)
@@ -219,7 +223,8 @@ static bool as_flat(struct kiln_chunked *c, struct kiln_inode *in,
 	in->startblk = a[0];
 	in->datalayout = EROFS_INODE_FLAT_PLAIN;
 	in->inline_size = 0;
-	if (tail && !in->no_inline && a[0] + nb == c->next_blk &&
+	if (tail && !in->no_inline && a[0] + nb - 1 >= first &&
+	    a[0] + nb == c->next_blk &&
 	    kiln_tail_inlines(base, tail, blksz, true)) {
 		in->datalayout = EROFS_INODE_FLAT_INLINE;
 		in->inline_size = tail;
@@ -227,10 +232,12 @@ static bool as_flat(struct kiln_chunked *c, struct kiln_inode *in,
 	rec = kiln_records_stage(r, in, base + in->inline_size);
 	if (!tail || in->datalayout != EROFS_INODE_FLAT_INLINE)
 		return true;
-	/* the last block, taken back: its bytes into the record */
+	/* the last block, taken back: its bytes into the record (zeros
+	   past the image's end were skipped, not written) */
 	c->next_blk--;
-	if (pread_all(c->fd, rec + base, tail,
-		      (uint64_t)c->next_blk << c->blkszbits) != (ssize_t)tail) {
+	got = pread_all(c->fd, rec + base, tail,
+			(uint64_t)c->next_blk << c->blkszbits);
+	if (got < 0) {
 		kiln_err("%s: read failed: %s", c->image, strerror(errno));
 		*ret = -1;
 	}
@@ -241,7 +248,7 @@ int kiln_chunked_write(struct kiln_chunked *c, struct kiln_inode *in,
 		       struct kiln_records *r)
 {
 	uint32_t unit = c->indexes ? 8 : 4;
-	uint64_t n = ((in->size - 1) >> c->chunkbits) + 1;
+	uint64_t n = ((in->size - 1) >> c->chunkbits) + 1, first = c->next_blk;
 	uint64_t off = round_up(kiln_inode_base_size(in), unit);
 	unsigned int bits;
 	struct kiln_src src;
@@ -261,7 +268,7 @@ int kiln_chunked_write(struct kiln_chunked *c, struct kiln_inode *in,
 	a = xmalloc(n * sizeof(*a));
 	ret = write_chunks(c, in, &src, a);
 	kiln_src_close(&src);
-	if (!ret && !as_flat(c, in, a, n, r, &ret)) {
+	if (!ret && !as_flat(c, in, a, n, first, r, &ret)) {
 		bits = merge_chunks(a, &n, c->chunkbits, c->blkszbits, in->size);
 		in->datalayout = EROFS_INODE_CHUNK_BASED;
 		in->chunkformat = (uint16_t)((bits - c->blkszbits) |
