@@ -447,7 +447,11 @@ static int add_packed(struct kiln_writer *w, struct kiln_inode *p)
 
 /*
  * What the zwriter has in flight is written; its files' records are
- * finished now that their bases are final.
+ * finished now that their bases are final. The zwriter ends below blocks
+ * it wrote when its last file went flat in fewer blocks or chunk-based:
+ * a file image is cut there, as flat and chunked data skip zeros and
+ * holes on the ground that a new file reads zeros (a device gets every
+ * byte written anyway).
  */
 static int finish_zdata(struct kiln_writer *w)
 {
@@ -457,6 +461,11 @@ static int finish_zdata(struct kiln_writer *w)
 	if (kiln_zw_finish(w->zw, &w->end_blk))
 		ret = -1;
 	w->zw = NULL;
+	if (!ret && !w->flat.zero_fill &&
+	    ftruncate(w->fd, (off_t)(w->end_blk << l->blkszbits))) {
+		kiln_err("%s: write failed: %s", w->image, strerror(errno));
+		ret = -1;
+	}
 	for (uint32_t i = 0; i < l->nr && !ret; i++)
 		if (l->order[i]->zwritten)
 			ret = kiln_zinode_finish(l->order[i],
