@@ -108,6 +108,21 @@ test_ota_bundle_format() {
 		--rootfs "$T/root.erofs" "$T/x" 2>/dev/null || rc=$?
 	[ "$rc" = 2 ] || fail "bad version: exit $rc"
 	[ ! -e "$T/x" ] || fail "a bundle was left after a failure"
+	# a files target inside another's: the outer tree's exchange would
+	# take the inner payload away with the old tree
+	cp "$T/app.tar.zst" "$T/app2.tar.zst"
+	expect_error "targets nest" "$T/x" "$BIN/kiln-bundle" create \
+		--key "$T/k.sec" --version 1.3 --compatible b \
+		--files "$T/app.tar.zst:apps/app/conf" \
+		--files "$T/app2.tar.zst:apps/app" "$T/x"
+	# at most 16 payloads, said in one line
+	local many=() k
+	for k in $(seq 17); do
+		cp "$T/app.tar.zst" "$T/p$k.tar.zst"
+		many+=(--files "$T/p$k.tar.zst:t$k")
+	done
+	expect_error "more than 16 payloads" "$T/x" "$BIN/kiln-bundle" create \
+		--key "$T/k.sec" --version 1.3 --compatible b "${many[@]}" "$T/x"
 }
 
 # From a file, then (a newer one) from a pipe: the slot holds the image,

@@ -110,7 +110,7 @@ static int cmd_create(int argc, char **argv)
 		{"rootfs", 1, 0, 'r'}, {"files", 1, 0, 'f'}, {0, 0, 0, 0}};
 	static struct manifest m;
 	static char text[MANIFEST_MAX_SIZE];
-	const char *key = NULL, *paths[MANIFEST_MAX_PAYLOADS];
+	const char *key = NULL, *paths[MANIFEST_MAX_PAYLOADS + 1];
 	unsigned char sk[64], sig[SIG_BYTES];
 	int c;
 

@@ -159,6 +159,14 @@ static int split(char *line, char **f, int max)
 	return n;
 }
 
+/* Is target a inside target b (b, a slash, then more)? */
+static int inside(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+
+	return *b && !strncmp(a, b, n) && a[n] == '/';
+}
+
 static const char *parse_payload(struct manifest *m, char **f, int n)
 {
 	struct payload *p = &m->payload[m->count];
@@ -187,6 +195,10 @@ static const char *parse_payload(struct manifest *m, char **f, int n)
 			return "more than one rootfs payload";
 		if (files && !strcmp(m->payload[i].target, f[5]))
 			return "payload target given twice";
+		if (files && (inside(m->payload[i].target, f[5]) ||
+			      inside(f[5], m->payload[i].target)))
+			return "payload targets nest (one would replace the "
+			       "other's tree)";
 	}
 	p->type = files ? PAYLOAD_FILES : PAYLOAD_ROOTFS;
 	strcpy(p->name, f[2]);
