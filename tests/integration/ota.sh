@@ -37,6 +37,8 @@ ota_payloads() {
 	echo hello >"$T/app/sub/f"
 	head -c 300000 /dev/urandom >"$T/app/big"
 	ln -s sub/f "$T/app/link"
+	chmod 0750 "$T/app"	# the tree's top keeps its mode and time
+	touch -d @1600000000 "$T/app"
 	tar --sort=name -C "$T/app" -cf - . | zstd -q -c >"$T/app.tar.zst" ||
 		fail "cannot make app.tar.zst"
 }
@@ -139,6 +141,8 @@ test_ota_install() {
 		fail "slot B is not the image"
 	diff -r "$T/app" "$T/dev/data/apps/app" || fail "the data tree differs"
 	[ "$(readlink "$T/dev/data/apps/app/link")" = sub/f ] || fail "symlink"
+	[ "$(stat -c '%a %Y' "$T/dev/data/apps/app")" = "750 1600000000" ] ||
+		fail "the tree's top: $(stat -c '%a %Y' "$T/dev/data/apps/app")"
 	"$BIN/kiln-bootstate" --dir "$T/dev/state" show >"$T/show"
 	assert_grep '^order=B A a_left=3 b_left=3 ' "$T/show"
 	[ -z "$(ls -A "$T/dev/data/.kiln-update")" ] || fail "staging left behind"

@@ -193,21 +193,60 @@ static int unpack_entry(struct archive *in, struct archive *out,
 	return 0;
 }
 
+/* The tree's top itself ("." or "./"): the staging directory. */
+static int is_top(struct archive_entry *e)
+{
+	const char *p = archive_entry_pathname(e);
+
+	return p && (!strcmp(p, ".") || !strcmp(p, "./")) &&
+	       archive_entry_filetype(e) == AE_IFDIR;
+}
+
+/*
+ * The top's owner, mode and times onto the staging directory, once all
+ * else is in (an entry made inside it moves its mtime). libarchive
+ * leaves a directory that exists as it is (NO_OVERWRITE), so the tree
+ * would otherwise come out 0755 with the time of the update.
+ */
+static int set_top(struct archive_entry *top, char *err, size_t errlen)
+{
+	struct timespec t[2] = {
+		{ archive_entry_atime(top), archive_entry_atime_nsec(top) },
+		{ archive_entry_mtime(top), archive_entry_mtime_nsec(top) },
+	};
+
+	if ((geteuid() == 0 && chown(".", archive_entry_uid(top),
+				     archive_entry_gid(top))) ||
+	    chmod(".", archive_entry_perm(top)) ||
+	    utimensat(AT_FDCWD, ".", t, 0))
+		return snprintf(err, errlen, "the tree's top: %s",
+				strerror(errno)), -2;
+	return 0;
+}
+
 /* every entry of in to out, then out closed; as unpack */
 static int unpack_entries(struct archive *in, struct archive *out,
 			  char *err, size_t errlen)
 {
-	struct archive_entry *e;
-	int r, rc;
+	struct archive_entry *e, *top = NULL;
+	int r, rc = 0;
 
-	while ((r = archive_read_next_header(in, &e)) == ARCHIVE_OK)
-		if ((rc = unpack_entry(in, out, e, err, errlen)))
-			return rc;
-	if (r != ARCHIVE_EOF)
-		return archive_fail(in, -1, err, errlen);
-	if (archive_write_close(out) != ARCHIVE_OK)
-		return archive_fail(out, -2, err, errlen);
-	return 0;
+	while (!rc && (r = archive_read_next_header(in, &e)) == ARCHIVE_OK) {
+		if (!is_top(e))
+			rc = unpack_entry(in, out, e, err, errlen);
+		else if (!top && !(top = archive_entry_clone(e))) {
+			snprintf(err, errlen, "out of memory");
+			rc = -2;
+		}
+	}
+	if (!rc && r != ARCHIVE_EOF)
+		rc = archive_fail(in, -1, err, errlen);
+	if (!rc && archive_write_close(out) != ARCHIVE_OK)
+		rc = archive_fail(out, -2, err, errlen);
+	if (!rc && top)
+		rc = set_top(top, err, errlen);
+	archive_entry_free(top);
+	return rc;
 }
 
 /*
