@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,26 +82,38 @@ static int add_payload(struct manifest *m, enum payload_type type,
 	return 0;
 }
 
+/*
+ * The payload's bytes into the bundle, hashed again as they are copied:
+ * a file rewritten since the manifest was hashed (even at the same size)
+ * would make a signed bundle every device refuses.
+ */
 static int copy_payload(struct archive *a, const char *path, const struct payload *p)
 {
 	static unsigned char buf[1 << 16];
+	crypto_hash_sha256_state st;
+	unsigned char sha[32];
 	uint64_t done = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), same;
 	ssize_t r;
 
 	if (fd < 0)
 		return snprintf(err, sizeof(err), "%s: %s", path, strerror(errno)), -1;
+	crypto_hash_sha256_init(&st);
 	while (done < p->size && (r = read(fd, buf, sizeof(buf))) > 0) {
 		if ((uint64_t)r > p->size - done)
 			r = (ssize_t)(p->size - done);
+		crypto_hash_sha256_update(&st, buf, (unsigned long long)r);
 		if (bundle_out_write(a, buf, (size_t)r, err, sizeof(err)))
 			break;
 		done += (uint64_t)r;
 	}
+	crypto_hash_sha256_final(&st, sha);
+	same = done == p->size && !memcmp(sha, p->sha256, sizeof(sha)) &&
+	       read(fd, buf, 1) == 0;	/* nor grown */
 	close(fd);
-	if (done != p->size && !*err)
+	if (!same && !*err)
 		snprintf(err, sizeof(err), "%s: changed while the bundle was made", path);
-	return done == p->size ? 0 : -1;
+	return same ? 0 : -1;
 }
 
 static int cmd_create(int argc, char **argv)
