@@ -244,7 +244,11 @@ static int install(void)
 			if (m.payload[i].type == PAYLOAD_FILES &&
 			    files_commit(&m.payload[i], i, datafd, err, sizeof(err)))
 				goto out;
-		if (syncfs(datafd) || files_clean(datafd, err, sizeof(err)))
+		if (syncfs(datafd)) {
+			snprintf(err, sizeof(err), "%s: syncfs: %s", opt.data, strerror(errno));
+			goto out;
+		}
+		if (files_clean(datafd, err, sizeof(err)))
 			goto out;
 	}
 	if (has_root) {
