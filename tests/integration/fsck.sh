@@ -154,6 +154,14 @@ test_fsck_extract_safety() {
 		fail "changed a directory outside DIR"
 	[ -d "$T/x/d" ] && [ ! -L "$T/x/d" ] && [ -f "$T/x/d/file" ] ||
 		fail "DIR/d not replaced by the image's directory"
+	# --overwrite into a directory already there, another group's and
+	# setgid: the image's owners all the same, not the group it hands on
+	mkdir -p "$T/z/d"
+	chown 0:12345 "$T/z/d"
+	chmod 2775 "$T/z/d"
+	fsck --extract="$T/z" --overwrite "$T/img" || fail "--overwrite"
+	[ "$(stat -c '%u:%g' "$T/z/d" "$T/z/d/file" | tr '\n' ' ')" = "0:0 0:0 " ] ||
+		fail "owners: $(stat -c '%n %u:%g' "$T/z/d" "$T/z/d/file")"
 	# a name with '/' is refused, not followed
 	assert_rc 4 "$T/err" fsck --extract="$T/y" tests/damaged/name-with-slash.img
 	assert_grep "contains '/'" "$T/err"

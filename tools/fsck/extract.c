@@ -329,8 +329,13 @@ int fsck_set_meta(struct fsck *f, const char *path,
 		fd = f->rootfd;
 	if (fd < 0 && (pfd = open_parent(f, path, &base)) < 0)
 		return fsck_out_fail(f, path, "open the parent directory");
-	/* a new node is ours already, unless DIR's setgid bit gave it a group */
-	bool owned = ri->uid == f->euid && ri->gid == f->egid && !f->root_setgid;
+	/*
+	 * A new node is ours already, unless DIR's setgid bit gave it a
+	 * group; with --overwrite a directory already there is kept, with its
+	 * owner, and its setgid bit may give new nodes its group.
+	 */
+	bool owned = ri->uid == f->euid && ri->gid == f->egid &&
+		     !f->root_setgid && !f->o->overwrite;
 
 	if (f->o->preserve_owner && !owned &&
 	    (fd >= 0 ? fchown(fd, ri->uid, ri->gid) :
