@@ -168,9 +168,8 @@ static void add_tail(struct kiln_fragments *fr, size_t i, uint64_t tail)
 		s->piece = i;
 		return;
 	}
-	*s = (struct frag_slot){ .hash = tail, .piece = i, .len = 1 };
-	if (++fr->tails_used * 2 > fr->nr_tails)
-		grow(&fr->tails, &fr->nr_tails);
+	insert(&fr->tails, &fr->nr_tails, &fr->tails_used,
+	       (struct frag_slot){ .hash = tail, .piece = i, .len = 1 });
 }
 
 static struct frag_piece *append(struct kiln_fragments *fr, size_t n)
