@@ -275,6 +275,55 @@ test_ota_usage_and_device() {
 	ota_untouched
 }
 
+# A failure after the trees are exchanged (another exchange, the sync, the
+# boot state's write on a full disk) puts the old trees back: exit 3, the
+# data as it was, a new target and the parents made for it gone; then the
+# same bundle installs.
+test_ota_commit_undone() {
+	ota_keys
+	ota_payloads
+	ota_device 1.0
+	cp "$T/app.tar.zst" "$T/app2.tar.zst"	# one file per payload name
+	"$BIN/kiln-bundle" create --key "$T/k.sec" --version 1.1 \
+		--compatible qemu-aarch64 --rootfs "$T/root.erofs" \
+		--files "$T/app.tar.zst:apps/app" --files "$T/app2.tar.zst:apps/new/deep/x" \
+		"$T/b.kiln" >/dev/null || fail "create failed"
+	local how rc
+	for how in KILN_UPDATE_FAIL_COMMIT=1 KILN_UPDATE_FAIL_COMMIT=2 \
+		   KILN_UPDATE_FAIL_SWITCH=10; do
+		echo "-- $how"
+		rc=0
+		env "$how" "$BIN/kiln-update" --pubkey "$T/dev/etc/bundle.pub" \
+			--board-file "$T/dev/etc/board" --version-file "$T/dev/etc/version" \
+			--slot A --slot-dev "$T/dev/slotB" --state-dir "$T/dev/state" \
+			--data "$T/dev/data" --fsck "$BIN/fsck.erofs" "$T/b.kiln" \
+			>/dev/null 2>"$T/err" || rc=$?
+		cat "$T/err"
+		[ "$rc" = 3 ] || fail "$how: exit $rc, not 3"
+		[ "$(grep -c '^kiln-update: error: ' "$T/err")" = 1 ] || fail "not one error line"
+		ota_untouched
+		[ "$(ls "$T/dev/data/apps/app")" = old-file ] || fail "$how: apps/app changed"
+		[ ! -e "$T/dev/data/apps/new" ] || fail "$how: apps/new stayed"
+	done
+	assert_grep 'No space left' "$T/err"
+	# torn after its variables, the state is whole all the same (its
+	# zero padding did not change): the new slot is first, and keeps
+	# the new trees
+	rc=0
+	KILN_UPDATE_FAIL_SWITCH=100 ota_update "$T/b.kiln" >/dev/null || rc=$?
+	cat "$T/err"
+	[ "$rc" = 3 ] || fail "torn but whole: exit $rc, not 3"
+	assert_grep 'reads slot B first all the same' "$T/err"
+	"$BIN/kiln-bootstate" --dir "$T/dev/state" show >"$T/show"
+	assert_grep '^order=B A a_left=3 b_left=3 ' "$T/show"
+	diff -r "$T/app" "$T/dev/data/apps/app" || fail "apps/app differs"
+	ota_device 1.0
+	ota_update "$T/b.kiln" >/dev/null || { cat "$T/err"; fail "install failed"; }
+	diff -r "$T/app" "$T/dev/data/apps/app" || fail "apps/app differs"
+	diff -r "$T/app" "$T/dev/data/apps/new/deep/x" || fail "apps/new/deep/x differs"
+	[ -z "$(ls -A "$T/dev/data/.kiln-update")" ] || fail "staging left behind"
+}
+
 # libFuzzer over kiln-update's reading of a bundle (tests/fuzz/fuzz_bundle.c:
 # the tar stream, the manifest, the payloads' hashes, file trees unpacked),
 # seeded with small bundles; a fixed number of runs from a fixed seed.

@@ -363,19 +363,25 @@ out:
 }
 
 int files_commit(const struct payload *p, unsigned i, int datafd,
-		 char *err, size_t errlen)
+		 struct files_placed *placed, char *err, size_t errlen)
 {
 	char staged[64];
 	struct stat sb;
 
+	placed->how = FILES_NOT;
+	placed->made = 0;
 	snprintf(staged, sizeof(staged), STAGING_DIR "/%u.new", i);
 	/* the target's parent directories, as plain directories */
 	char parent[MANIFEST_TARGET_MAX + 1];
 	snprintf(parent, sizeof(parent), "%s", p->target);
 	for (char *s = strchr(parent, '/'); s; s = strchr(s + 1, '/')) {
 		*s = '\0';
-		if (mkdirat(datafd, parent, 0755) && errno != EEXIST)
+		if (mkdirat(datafd, parent, 0755) == 0) {
+			if (!placed->made)
+				placed->made = (size_t)(s - parent);
+		} else if (errno != EEXIST) {
 			return snprintf(err, errlen, "%s: %s", parent, strerror(errno)), -1;
+		}
 		*s = '/';
 	}
 	if (fstatat(datafd, p->target, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -384,8 +390,41 @@ int files_commit(const struct payload *p, unsigned i, int datafd,
 			    RENAME_EXCHANGE))
 			return snprintf(err, errlen, "%s: exchange: %s", p->target,
 					strerror(errno)), -1;
+		placed->how = FILES_EXCHANGED;
 	} else if (errno != ENOENT || renameat(datafd, staged, datafd, p->target)) {
 		return snprintf(err, errlen, "%s: %s", p->target, strerror(errno)), -1;
+	} else {
+		placed->how = FILES_RENAMED;
+	}
+	return 0;
+}
+
+int files_undo(const struct payload *p, unsigned i, int datafd,
+	       const struct files_placed *placed, char *err, size_t errlen)
+{
+	char staged[64];
+	int rc = 0;
+
+	snprintf(staged, sizeof(staged), STAGING_DIR "/%u.new", i);
+	if (placed->how == FILES_EXCHANGED)
+		rc = (int)syscall(SYS_renameat2, datafd, staged, datafd, p->target,
+				  RENAME_EXCHANGE);
+	else if (placed->how == FILES_RENAMED)
+		rc = renameat(datafd, p->target, datafd, staged);
+	if (rc)
+		return snprintf(err, errlen, "%s: cannot put the old tree back: %s",
+				p->target, strerror(errno)), -1;
+	if (!placed->made)
+		return 0;
+	/* the parents made for a new target, deepest first */
+	char parent[MANIFEST_TARGET_MAX + 1];
+	snprintf(parent, sizeof(parent), "%s", p->target);
+	for (char *s = strrchr(parent, '/'); s && (size_t)(s - parent) >= placed->made;
+	     s = strrchr(parent, '/')) {
+		*s = '\0';
+		if (unlinkat(datafd, parent, AT_REMOVEDIR) && errno != ENOTEMPTY &&
+		    errno != EEXIST)
+			return snprintf(err, errlen, "%s: %s", parent, strerror(errno)), -1;
 	}
 	return 0;
 }

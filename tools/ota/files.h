@@ -28,11 +28,24 @@ int files_clean(int datafd, char *err, size_t errlen);
  */
 int files_unpack(struct bundle_in *b, const struct payload *p, unsigned i,
 		 int datafd, const char *datapath, char *err, size_t errlen);
+/* How files_commit put a payload in place, so files_undo can take it back. */
+struct files_placed {
+	int how;	/* FILES_NOT, FILES_RENAMED (a new target), FILES_EXCHANGED */
+	size_t made;	/* length of the first parent directory it made, 0 none */
+};
+enum { FILES_NOT, FILES_RENAMED, FILES_EXCHANGED };
 /*
  * Puts staged payload i in place of its target: one atomic exchange (or a
- * rename when the target is new); the old tree is then removed.
+ * rename when the target is new). The old tree stays in the staging
+ * directory until files_clean, so that files_undo can put it back.
  */
 int files_commit(const struct payload *p, unsigned i, int datafd,
-		 char *err, size_t errlen);
+		 struct files_placed *placed, char *err, size_t errlen);
+/*
+ * Takes back what files_commit did for payload i: the old tree in place
+ * again, or a new target and the parent directories made for it gone.
+ */
+int files_undo(const struct payload *p, unsigned i, int datafd,
+	       const struct files_placed *placed, char *err, size_t errlen);
 
 #endif

@@ -11,11 +11,13 @@
  *      hashed on the way and compared with the manifest;
  *   4. the end of the stream, fsck.erofs on the written slot, one syncfs
  *      of the data partition, the staged trees exchanged into place;
- *   5. the boot state: the new slot first, with fresh tries.
+ *   5. the boot state: the new slot first, with fresh tries; only then
+ *      are the old trees removed.
  *
- * A failure before 5 leaves the running slot first in the boot order and
- * the data partition as it was; the next boot of the new slot must mark
- * it good (the rcS's mark-good) or its tries run out and U-Boot goes back.
+ * A failure, up to and including 5, leaves the running slot first in the
+ * boot order and the data partition as it was (exchanged trees are put
+ * back); the next boot of the new slot must mark it good (the rcS's
+ * mark-good) or its tries run out and U-Boot goes back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -166,6 +168,90 @@ out:
 	return rc;
 }
 
+/* after a failed switch: is the new slot first all the same? */
+static int new_slot_first(int slot)
+{
+	struct state st;
+	char why[256];
+	int first = 0, dfd = open(opt.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd >= 0 && !state_load(dfd, &st, why, sizeof(why))) {
+		first = st.order[0] == 'A' + slot && st.left[slot] > 0;
+		state_free(&st);
+	}
+	if (dfd >= 0)
+		close(dfd);
+	if (first)
+		snprintf(err + strlen(err), sizeof(err) - strlen(err), "; the state "
+			 "reads slot %c first all the same: it may boot next", 'A' + slot);
+	return first;
+}
+
+static struct files_placed placed[MANIFEST_MAX_PAYLOADS];
+
+/*
+ * Payloads [0, n) put back as they were, newest first (a later target may
+ * sit in a parent an earlier one made), and synced; err keeps the reason
+ * the update failed. A tree that cannot be put back is named after it.
+ */
+static int keep_staging;	/* an old tree could not be put back: it is there */
+
+static void undo_files(const struct manifest *m, int datafd, unsigned n)
+{
+	char why[256];
+
+	while (n--) {
+		if (m->payload[n].type != PAYLOAD_FILES ||
+		    !files_undo(&m->payload[n], n, datafd, &placed[n], why, sizeof(why)))
+			continue;
+		keep_staging = 1;
+		snprintf(err + strlen(err), sizeof(err) - strlen(err), "; %s (it is in "
+			 "%s/%s/%u.new)", why, opt.data, STAGING_DIR, n);
+	}
+	if (syncfs(datafd))
+		snprintf(err + strlen(err), sizeof(err) - strlen(err),
+			 "; syncfs: %s", strerror(errno));
+}
+
+/* test hook: KILN_UPDATE_FAIL_COMMIT=N fails once payload N is in place */
+static int commit_hook(const struct payload *p, unsigned i)
+{
+	const char *n = getenv("KILN_UPDATE_FAIL_COMMIT");
+
+	if (!n || !*n || strtoul(n, NULL, 10) != i)
+		return 0;
+	snprintf(err, sizeof(err), "%s: failed after the exchange (test hook)", p->target);
+	return -1;
+}
+
+/*
+ * One sync for every file written, then the exchanges, then a sync for
+ * them; a failure anywhere puts back what was exchanged, so a failed
+ * update leaves the data partition as it was.
+ */
+static int commit_files(const struct manifest *m, int datafd)
+{
+	progress_step("committing", opt.data);
+	if (syncfs(datafd))
+		return snprintf(err, sizeof(err), "%s: syncfs: %s", opt.data,
+				strerror(errno)), -1;
+	for (unsigned i = 0; i < m->count; i++) {
+		if (m->payload[i].type != PAYLOAD_FILES)
+			continue;
+		if (files_commit(&m->payload[i], i, datafd, &placed[i], err, sizeof(err)) ||
+		    commit_hook(&m->payload[i], i)) {
+			undo_files(m, datafd, i + 1);
+			return -1;
+		}
+	}
+	if (syncfs(datafd)) {
+		snprintf(err, sizeof(err), "%s: syncfs: %s", opt.data, strerror(errno));
+		undo_files(m, datafd, m->count);
+		return -1;
+	}
+	return 0;
+}
+
 static int install(void)
 {
 	static struct manifest m;
@@ -233,41 +319,40 @@ static int install(void)
 		if (slot_fsck(opt.fsck, opt.slot_dev, err, sizeof(err)))
 			goto out;
 	}
-	if (has_files) {
-		/* one sync for every file written, then the exchanges */
-		progress_step("committing", opt.data);
-		if (syncfs(datafd)) {
-			snprintf(err, sizeof(err), "%s: syncfs: %s", opt.data, strerror(errno));
-			goto out;
-		}
-		for (unsigned i = 0; i < m.count; i++)
-			if (m.payload[i].type == PAYLOAD_FILES &&
-			    files_commit(&m.payload[i], i, datafd, err, sizeof(err)))
-				goto out;
-		if (syncfs(datafd)) {
-			snprintf(err, sizeof(err), "%s: syncfs: %s", opt.data, strerror(errno));
-			goto out;
-		}
-		if (files_clean(datafd, err, sizeof(err)))
-			goto out;
-	}
+	if (has_files && commit_files(&m, datafd))
+		goto out;
 	if (has_root) {
 		progress_step("switching", "boot state");
-		/* test hook: this write torn after N bytes and the program
-		 * killed, as a power cut while switching (copywrite.c) */
+		/* test hooks: this write torn after N bytes and the program
+		 * killed, as a power cut while switching, or failing there as
+		 * on a full disk (copywrite.c) */
 		const char *cut = getenv("KILN_UPDATE_CUT_SWITCH");
+		const char *full = getenv("KILN_UPDATE_FAIL_SWITCH");
 		if (cut && *cut)
 			setenv("KILN_BOOTSTATE_CRASH_AFTER", cut, 1);
-		if (change_state(!slot, 1))
+		if (full && *full)
+			setenv("KILN_BOOTSTATE_FAIL_AFTER", full, 1);
+		if (change_state(!slot, 1)) {
+			/* the old trees go back with the old slot; a write that
+			 * failed yet took effect keeps the new trees with it */
+			if (has_files && !new_slot_first(!slot))
+				undo_files(&m, datafd, m.count);
+			else if (has_files)
+				keep_staging = 1;
 			goto out;
+		}
 		progress_note("slot %c boots next (version %s)", 'A' + !slot, m.version);
 	}
+	/* the old trees, kept until now to be put back */
+	if (has_files && files_clean(datafd, err, sizeof(err)))
+		progress_note("installed, but the old trees stay in %s: %s",
+			      STAGING_DIR, err);
 	rc = EXIT_OK;
 	snprintf(err, sizeof(err), "installed %s", m.version);
 out:
 	bundle_in_close(&b);
 	if (datafd >= 0) {
-		if (rc) {
+		if (rc && !keep_staging) {
 			char keep[sizeof(err)];
 			memcpy(keep, err, sizeof(err));
 			files_clean(datafd, err, sizeof(err));
