@@ -147,6 +147,73 @@ test_fragments_dedupe() {
 		fail "the copies cost nothing without -E dedupe: a test that cannot fail"
 }
 
+# -E dedupe at a shift: a's content inside b and c at offsets no pcluster
+# of theirs starts at (behind a header; cut in two around other text) is
+# found and shared, 300 files (segments) after a, as the lag it needs
+# (shifted.h); the same image for any --workers, read right by the kernel
+# and fsck.erofs, for each algorithm and a block size under the page's.
+test_fragments_dedupe_shifted() {
+	need_root
+	python3 - "$T" <<'PY'
+import os, random, sys
+r = random.Random(7)
+words = ["".join(r.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(r.randint(2, 9)))
+         for _ in range(3000)]
+def text(n):
+    out, k = [], 0
+    while k < n:
+        w = r.choice(words) + (" " if r.random() < 0.9 else "\n")
+        out.append(w)
+        k += len(w)
+    return "".join(out).encode()[:n]
+a = text(600000)
+for t in ("one", "two"):
+    os.makedirs(f"{sys.argv[1]}/{t}/d")
+    os.makedirs(f"{sys.argv[1]}/{t}/z")
+    open(f"{sys.argv[1]}/{t}/d/a", "wb").write(a)
+    for i in range(300):	# over a block each: a segment each
+        open(f"{sys.argv[1]}/{t}/d/f{i:03d}", "wb").write(text(5000))
+h1, h2, mid = text(1234), text(7777), text(3000)
+open(f"{sys.argv[1]}/two/z/b", "wb").write(h1 + a)
+open(f"{sys.argv[1]}/two/z/c", "wb").write(h2 + a[:400000] + mid + a[400000:])
+open(f"{sys.argv[1]}/one/z/b", "wb").write(h1)
+open(f"{sys.argv[1]}/one/z/c", "wb").write(h2 + mid)
+PY
+	local opts a b
+	while read -r opts; do
+		# shellcheck disable=SC2086
+		mkfs $opts "$T/one.img" "$T/one"
+		# shellcheck disable=SC2086
+		mkfs $opts --workers=1 "$T/two.img" "$T/two"
+		# shellcheck disable=SC2086
+		mkfs $opts --workers=3 "$T/two3.img" "$T/two"
+		cmp "$T/two.img" "$T/two3.img" || fail "$opts: differs by workers"
+		a=$(stat -c %s "$T/one.img")
+		b=$(stat -c %s "$T/two.img")
+		echo "$opts: a's two copies cost $((b - a)) bytes"
+		# the pclusters around each cut, and full indexes
+		[ "$b" -le $((a + 400000)) ] || fail "$opts: a's copies cost $((b - a)) bytes"
+		mount_erofs "$T/two.img" "$T/m"
+		$TREECMP "$T/two" "$T/m" || fail "$opts: mount differs"
+		umount "$T/m"
+		extract_cmp "$T/two.img" "$T/two"
+	done <<-'OPTS'
+	-zlz4hc -C16384 -Ededupe
+	-zlz4 -Ededupe -Efragments
+	-zlzma -C32768 -Ededupe
+	-zdeflate -Ededupe
+	-zzstd -C16384 -Ededupe -Efragments
+	-b 1024 -zlz4hc -C8192 -Ededupe
+	OPTS
+	# without it, the copies cost their data
+	mkfs -zlz4hc -C16384 "$T/one.img" "$T/one"
+	mkfs -zlz4hc -C16384 "$T/two.img" "$T/two"
+	a=$(stat -c %s "$T/one.img")
+	b=$(stat -c %s "$T/two.img")
+	[ "$b" -gt $((a + 400000)) ] ||
+		fail "the copies cost nothing without -E dedupe: a test that cannot fail"
+}
+
 # Partial references (erofs-utils' -E dedupe: an extent that is a prefix
 # of another extent's pcluster) for every algorithm: the kernel and
 # fsck.erofs read b as a's first 6000 bytes.

@@ -99,6 +99,15 @@ static long arena_take(struct kiln_zwriter *zw, size_t n)
 	return n <= lo ? 0 : -1;
 }
 
+/* The dictionary the reader decodes MicroLZMA with (shifted.c) */
+static uint32_t lzma_dict(const struct kiln_mkfs_opts *o)
+{
+	for (unsigned int i = 0; i < o->nr_zcfgs; i++)
+		if (kiln_zcfg(o, i)->c->alg == EROFS_ALG_LZMA)
+			return kiln_zcfg(o, i)->dict_size;
+	return 8u << 20;
+}
+
 struct kiln_zwriter *kiln_zw_start(const struct kiln_mkfs_opts *o,
 				   struct kiln_workqueue *wq,
 				   struct kiln_writeback *wb, int fd,
@@ -127,12 +136,18 @@ struct kiln_zwriter *kiln_zw_start(const struct kiln_mkfs_opts *o,
 	 * biggest segments and touched only as far as the segments seen need.
 	 */
 	zw->ring_size = 64 * workers;
+	/* -E dedupe: what a segment may find must be written when it is
+	   queued (shifted.h) */
+	if (cfg->dedupe && zw->ring_size > KILN_SHIFT_LAG)
+		zw->ring_size = KILN_SHIFT_LAG;
 	zw->arena_size = 2 * workers * seg_bytes(zw, SEG_MAX);
 	zw->arena_end = 2 * workers * seg_bytes(zw, seg_size(cfg, 0));
 	zw->ring = xcalloc(zw->ring_size, sizeof(*zw->ring));
 	zw->arena = xmalloc(zw->arena_size);
-	if (cfg->dedupe)
+	if (cfg->dedupe) {
 		kiln_dedupe_init(&zw->dd, fd, blkszbits);
+		kiln_shift_init(&zw->shift, fd, blkszbits, lzma_dict(o));
+	}
 	return zw;
 }
 
@@ -222,6 +237,27 @@ static void add_pending(struct zfile *f, const struct kiln_pcl *c)
 }
 
 /*
+ * The segment's new pclusters, written, for later segments to find at any
+ * offset (a pcluster found equal was indexed where it was written).
+ */
+static void index_shifted(struct kiln_zwriter *zw, const struct zseg *s)
+{
+	for (uint32_t i = 0; i < s->nr_ext; i++) {
+		const struct zseg_ext *x = &s->ext[i];
+
+		if (!x->anchor || x->ref || !x->nblocks)
+			continue;
+		kiln_shift_add(&zw->shift, &(struct kiln_shift_ent){
+			.key = x->akey, .sample = x->sample, .seq = s->seq,
+			.anchor = x->anchor, .blkaddr = x->blkaddr,
+			.llen = x->len, .nblocks = x->nblocks, .zcfg = s->zcfg,
+			.alg = kiln_zcfg(zw->o, s->zcfg)->c->alg,
+			.plain = x->plain,
+		});
+	}
+}
+
+/*
  * Writes the segment's pclusters after the data so far and gives each
  * extent its block, but for pclusters -E dedupe finds written before:
  * those point there, and the rest close up in s->out (its inline tail,
@@ -238,6 +274,10 @@ static int write_segment(struct kiln_zwriter *zw, struct zseg *s,
 		struct kiln_pcl c = { .nblocks = x->nblocks, .llen = x->len,
 				      .plain = x->plain };
 
+		if (x->ref) {		/* an earlier pcluster at a shift */
+			f->shared = true;
+			continue;
+		}
 		if (!n) {		/* inline or a fragment: where the
 					   next block goes, as ever */
 			x->blkaddr = (uint32_t)(zw->next_blk +
@@ -246,6 +286,7 @@ static int write_segment(struct kiln_zwriter *zw, struct zseg *s,
 		}
 		if (zw->cfg->dedupe && kiln_dedupe_find(&zw->dd, s->out + at, &c)) {
 			x->blkaddr = c.blkaddr;
+			x->anchor = 0;		/* indexed as that one */
 			f->shared = true;
 		} else {
 			if (kept != at)
@@ -266,6 +307,8 @@ static int write_segment(struct kiln_zwriter *zw, struct zseg *s,
 		return -1;
 	zw->next_blk += kept >> zw->blkszbits;
 	f->wblocks += kept >> zw->blkszbits;
+	if (zw->cfg->dedupe)
+		index_shifted(zw, s);
 	return 0;
 }
 
@@ -426,6 +469,8 @@ int kiln_zw_add(struct kiln_zwriter *zw, struct kiln_inode *in,
 		s = &zw->ring[(zw->head + zw->count) % zw->ring_size];
 		s->f = f;
 		s->inode = in;
+		s->shift = zw->cfg->dedupe ? &zw->shift : NULL;
+		s->seq = zw->nr_segs++;
 		s->blksz = zw->blksz;
 		s->zcfg = in->zcfg;
 		s->pclustersize = in->zpclustersize;
@@ -478,8 +523,10 @@ int kiln_zw_finish(struct kiln_zwriter *zw, uint64_t *end_blk)
 			ret = -1;
 	if (zw->frags_open)
 		kiln_fragments_close(&zw->frags);
-	if (zw->cfg->dedupe)
+	if (zw->cfg->dedupe) {
 		kiln_dedupe_free(&zw->dd);
+		kiln_shift_free(&zw->shift);
+	}
 	*end_blk = zw->next_blk;
 	free(zw->ring);
 	free(zw->arena);

@@ -16,6 +16,7 @@
 #include "inode.h"
 
 struct zfile;
+struct kiln_shift_index;
 
 struct zseg {
 	struct kiln_job job;		/* queued on a batch's first segment */
@@ -23,6 +24,8 @@ struct zseg {
 	bool leader;			/* first of its batch: owns the job */
 	struct zfile *f;		/* the writer's per-file state */
 	const struct kiln_inode *inode;
+	const struct kiln_shift_index *shift;	/* -E dedupe */
+	uint64_t seq;			/* the segment's number, from 0 */
 	uint32_t blksz;
 	uint32_t pclustersize;		/* the file's (--compress-hints) */
 	uint8_t zcfg;			/* and its algorithm (kiln_zcfg) */
@@ -35,7 +38,11 @@ struct zseg {
 		uint16_t nblocks;
 		bool plain, inlined;
 		bool fragment;		/* to the packed inode, from s->in */
+		bool ref;		/* an earlier pcluster (shifted.c):
+					   blkaddr set by the worker */
 		uint32_t blkaddr;	/* set when written (zdata.c) */
+		uint32_t anchor;	/* -E dedupe: for the index, 0 none */
+		uint64_t akey, sample;
 	} *ext;
 	uint32_t nr_ext;
 	uint16_t tail_len;		/* bytes of the inline tail pcluster */

@@ -6,6 +6,7 @@
 #include "common/profile.h"
 #include "common/util.h"
 #include "kiln.h"
+#include "shifted.h"
 #include "source.h"
 #include "zdata.h"
 #include "zseg.h"
@@ -19,6 +20,9 @@ struct zworker {
 	size_t scratchcap;
 	double ratio;			/* input/output of the last fit */
 	size_t extmax;			/* input of one extent, at most */
+	struct kiln_shift_finder *sf;	/* -E dedupe: made when first needed */
+	struct kiln_shift_match *m;	/* the segment's matches */
+	size_t mcap;
 };
 /*
  * The ratio guides the search for zstd/deflate and so shapes the extents:
@@ -46,6 +50,8 @@ void kiln_zw_worker_exit(void *p)
 	for (unsigned int i = 0; i < KILN_MAX_ZCFGS; i++)
 		if (w->cctx[i])
 			kiln_zcfg(w->o, i)->c->destroy(w->cctx[i]);
+	kiln_shift_finder_free(w->sf);
+	free(w->m);
 	free(w->scratch);
 	free(w);
 }
@@ -72,6 +78,8 @@ static void push_ext(struct zseg *s, uint32_t len, uint16_t nblocks,
 	s->ext[s->nr_ext].nblocks = nblocks;
 	s->ext[s->nr_ext].inlined = inlined;
 	s->ext[s->nr_ext].fragment = false;
+	s->ext[s->nr_ext].ref = false;
+	s->ext[s->nr_ext].anchor = 0;
 	s->ext[s->nr_ext++].plain = plain;
 }
 
@@ -166,15 +174,23 @@ static void add_fragment(struct zseg *s, size_t rem)
 		s->frag_hash = kiln_hash64(s->in + s->inlen - rem, rem, 0);
 }
 
-/* Stores up to nblocks blocks of input as plain (uncompressed) extents. */
-static size_t store_plain(struct zseg *s, size_t pos, size_t nblocks)
+/*
+ * Stores up to nblocks blocks of input as plain (uncompressed) extents, up
+ * to lim (an earlier pcluster found there) if the last one can end there.
+ */
+static size_t store_plain(struct zseg *s, size_t pos, size_t nblocks,
+			  size_t lim)
 {
 	uint32_t blksz = s->blksz;
 	size_t start = pos;
 
-	while (nblocks-- && pos < s->inlen) {
+	while (nblocks-- && pos < s->inlen && pos != lim) {
 		uint8_t *dst = s->out + s->outlen;
 		size_t take = s->inlen - pos < blksz ? s->inlen - pos : blksz;
+
+		if (pos < lim && lim - pos < take &&
+		    (s->start + pos) / blksz < (s->start + lim) / blksz)
+			take = lim - pos;
 
 		memcpy(dst, s->in + pos, take);
 		memset(dst + take, 0, blksz - take);
@@ -214,6 +230,59 @@ static int read_segment(struct zseg *s)
 	return s->error ? -1 : 0;
 }
 
+/* -E dedupe: the earlier pclusters in the segment's input, in w->m. */
+static size_t find_shifted(struct zseg *s, struct zworker *w)
+{
+	size_t max = s->inlen / s->blksz + 1;
+
+	if (!s->shift || (!w->sf && !(w->sf = kiln_shift_finder_new(s->shift))))
+		return 0;
+	if (w->mcap < max) {
+		void *m = realloc(w->m, max * sizeof(*w->m));
+
+		if (!m)
+			return 0;
+		w->m = m;
+		w->mcap = max;
+	}
+	return kiln_shift_find(w->sf, s->in, s->inlen, s->seq, s->zcfg, w->m, max);
+}
+
+/*
+ * Whether an earlier pcluster at m->pos can still get its own extent when
+ * the next one starts at pos: there, or one lcluster on at least, as two
+ * extents may not begin in one lcluster. Its own length always reaches
+ * the next lcluster: plain ones are a block, compressed ones saved one.
+ */
+static bool placeable(const struct zseg *s, const struct kiln_shift_match *m,
+		      size_t pos)
+{
+	return m->pos == pos || (m->pos > pos && (s->start + pos) / s->blksz <
+				 (s->start + m->pos) / s->blksz);
+}
+
+static void add_ref(struct zseg *s, const struct kiln_shift_ent *e)
+{
+	push_ext(s, e->llen, e->nblocks, e->plain, false);
+	s->ext[s->nr_ext - 1].ref = true;
+	s->ext[s->nr_ext - 1].blkaddr = e->blkaddr;
+}
+
+/* Each new extent's anchor, for the writer to index (shifted.c). */
+static void anchor_extents(struct zseg *s)
+{
+	size_t pos = 0;
+
+	for (uint32_t i = 0; i < s->nr_ext; i++) {
+		struct zseg_ext *x = &s->ext[i];
+
+		if (!x->ref && !x->inlined && !x->fragment && x->len >= s->blksz &&
+		    kiln_shift_anchor(s->in + pos, x->len, &x->anchor, &x->akey))
+			x->sample = kiln_shift_sample(s->in + pos, x->len);
+		pos += x->len;
+	}
+}
+
 static void compress_segment(struct zseg *s, struct zworker *w)
 {
 	uint32_t blksz = s->blksz;
@@ -239,14 +308,26 @@ static void compress_segment(struct zseg *s, struct zworker *w)
 		return;
 	}
 	w->ratio = 3.0;
+	size_t nm = find_shifted(s, w), mi = 0;
 	while (pos < s->inlen) {
-		size_t rem = s->inlen - pos;
+		while (mi < nm && !placeable(s, &w->m[mi], pos))
+			mi++;
+		if (mi < nm && w->m[mi].pos == pos) {
+			add_ref(s, w->m[mi].e);
+			pos += w->m[mi++].e->llen;
+			continue;
+		}
+		/* up to the next earlier pcluster found, if any */
+		size_t lim = mi < nm ? w->m[mi].pos : s->inlen;
+		size_t rem = lim - pos;
 		size_t take = rem < w->extmax ? rem : w->extmax;
 		uint8_t *dst = s->out + s->outlen;
 		long n = 0;
 		bool last = (s->start + pos) / blksz == lastlc;
 
-		if (fragseg && fragment_fits(s, w, s->in + pos, rem, dst)) {
+		if (lim < s->inlen) {
+			/* the file's end is not here: no tail or fragment */
+		} else if (fragseg && fragment_fits(s, w, s->in + pos, rem, dst)) {
 			add_fragment(s, rem);
 			break;
 		}
@@ -254,7 +335,7 @@ static void compress_segment(struct zseg *s, struct zworker *w)
 		 * A tail that may compress into the rest of a block: only
 		 * near the end, so few pclusters pay for a try.
 		 */
-		if (tailseg && rem <= 8 * (size_t)blksz &&
+		if (tailseg && lim == s->inlen && rem <= 8 * (size_t)blksz &&
 		    try_inline(s, w, s->in + pos, rem, dst))
 			break;
 		if (rem > blksz && !last) {
@@ -263,7 +344,7 @@ static void compress_segment(struct zseg *s, struct zworker *w)
 				s->error = EIO;
 				return;
 			}
-			if (fragseg && is_fragment(s, rem, take, n)) {
+			if (fragseg && lim == s->inlen && is_fragment(s, rem, take, n)) {
 				add_fragment(s, rem);
 				break;
 			}
@@ -285,9 +366,11 @@ static void compress_segment(struct zseg *s, struct zworker *w)
 			 * (3x the time for lz4hc, same image size).
 			 */
 			pos += store_plain(s, pos, n > 0 && take > blksz ?
-						 take / blksz : 1);
+						 take / blksz : 1, lim);
 		}
 	}
+	if (s->shift)
+		anchor_extents(s);
 	kiln_prof_add(KILN_PROF_COMPRESS, t0);
 }
 

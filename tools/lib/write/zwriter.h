@@ -15,6 +15,7 @@
 #include "fragments.h"
 #include "inode.h"
 #include "records.h"
+#include "shifted.h"
 #include "writeback.h"
 #include "zseg.h"
 
@@ -64,6 +65,8 @@ struct kiln_zwriter {
 	struct kiln_fragments frags;	/* -E fragments, from the first one */
 	bool frags_open;
 	struct kiln_dedupe dd;		/* -E dedupe */
+	struct kiln_shift_index shift;	/* -E dedupe, at any offset */
+	uint64_t nr_segs;		/* segments queued so far */
 };
 
 /* The file's last segment is written: place it; frees f. */

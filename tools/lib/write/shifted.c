@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdlib.h>
+#include <string.h>
+#include "common/fullio.h"
+#include "common/util.h"
+#include "read/dctx.h"
+#include "read/reader.h"
+#include "shifted.h"
+
+#define BUCKET_BITS 18
+#define CHUNK_BITS 14
+#define MAX_CHUNKS 4096u	/* 64 M pclusters; more are not indexed */
+#define MAX_MISSES 16u		/* candidates that fail, per segment */
+
+/* Gear hash: one random word per byte value, from a fixed seed. */
+static uint64_t gear[256];
+
+static void gear_init(void)
+{
+	uint64_t s = 0x4b494c4e53484654ull;	/* "KILNSHFT" */
+
+	for (int i = 0; i < 256; i++) {
+		uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+
+		z = (z ^ z >> 30) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ z >> 27) * 0x94d049bb133111ebull;
+		gear[i] = z ^ z >> 31;
+	}
+}
+
+/* Shifted left one bit a byte, the hash forgets bytes 64 back. */
+#define GEAR(h, b) ((h) = ((h) << 1) + gear[(b)])
+#define IS_ANCHOR(h) ((h) >> 56 == 0)
+
+void kiln_shift_init(struct kiln_shift_index *x, int fd,
+		     unsigned int blkszbits, uint32_t lzma_dict)
+{
+	memset(x, 0, sizeof(*x));
+	if (!gear[0])
+		gear_init();
+	x->heads = xcalloc(1u << BUCKET_BITS, sizeof(*x->heads));
+	x->chunks = xcalloc(MAX_CHUNKS, sizeof(*x->chunks));
+	x->fd = fd;
+	x->blkszbits = blkszbits;
+	x->lzma_dict = lzma_dict;
+}
+
+void kiln_shift_free(struct kiln_shift_index *x)
+{
+	for (uint32_t i = 0; i < MAX_CHUNKS && x->chunks[i]; i++)
+		free(x->chunks[i]);
+	free(x->chunks);
+	free(x->heads);
+}
+
+static uint32_t bucket(uint64_t key)
+{
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - BUCKET_BITS));
+}
+
+static const struct kiln_shift_ent *entry(const struct kiln_shift_index *x,
+					  uint32_t i)
+{
+	return &x->chunks[i >> CHUNK_BITS][i & ((1u << CHUNK_BITS) - 1)];
+}
+
+void kiln_shift_add(struct kiln_shift_index *x, const struct kiln_shift_ent *e)
+{
+	uint32_t i = x->nr, c = i >> CHUNK_BITS, b = bucket(e->key);
+	struct kiln_shift_ent *to;
+
+	if (c >= MAX_CHUNKS)
+		return;
+	if (!x->chunks[c])
+		x->chunks[c] = xmalloc(sizeof(**x->chunks) << CHUNK_BITS);
+	to = &x->chunks[c][i & ((1u << CHUNK_BITS) - 1)];
+	*to = *e;
+	to->next = x->heads[b];
+	/* the entry whole before a reader can reach it */
+	__atomic_store_n(&x->heads[b], i + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&x->nr, i + 1, __ATOMIC_RELEASE);
+}
+
+bool kiln_shift_anchor(const uint8_t *p, size_t n, uint32_t *at, uint64_t *key)
+{
+	uint64_t h = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		GEAR(h, p[i]);
+		if (i + 1 >= KILN_SHIFT_WIN && IS_ANCHOR(h)) {
+			*at = (uint32_t)(i + 1);
+			*key = h;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Eight pieces of 16 bytes, evenly spaced, and the length. */
+uint64_t kiln_shift_sample(const uint8_t *p, size_t n)
+{
+	uint64_t h = n;
+
+	for (size_t k = 0; k < 8 && n >= 16; k++)
+		h = kiln_hash64(p + (n - 16) / 7 * k, 16, h);
+	return h;
+}
+
+struct kiln_shift_finder {
+	const struct kiln_shift_index *x;
+	struct kiln_image img;		/* the image being written, to decode */
+	struct kiln_dctx *dctx;
+	uint8_t *buf;
+	size_t cap;
+};
+
+struct kiln_shift_finder *kiln_shift_finder_new(const struct kiln_shift_index *x)
+{
+	struct kiln_shift_finder *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->x = x;
+	f->img.fd = x->fd;
+	f->img.blkszbits = x->blkszbits;
+	f->img.blksz = 1u << x->blkszbits;
+	f->img.size = UINT64_MAX >> 8;
+	f->img.zero_padding = true;
+	f->img.lzma_dict = x->lzma_dict;
+	if (!(f->dctx = kiln_dctx_new(&f->img))) {
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+void kiln_shift_finder_free(struct kiln_shift_finder *f)
+{
+	if (!f)
+		return;
+	kiln_dctx_free(f->dctx);
+	free(f->buf);
+	free(f);
+}
+
+/* The earlier pcluster, decoded from the image, equals p[0..e->llen)? */
+static bool same_content(struct kiln_shift_finder *f,
+			 const struct kiln_shift_ent *e, const uint8_t *p)
+{
+	static uint64_t gen;
+	struct kiln_diag d;
+	struct kiln_fext x = {
+		.llen = e->llen, .pa = (uint64_t)e->blkaddr << f->x->blkszbits,
+		.plen = (uint32_t)e->nblocks << f->x->blkszbits,
+		.kind = e->plain ? KILN_EXT_PLAIN : KILN_EXT_ZIP, .alg = e->alg,
+	};
+
+	if (f->cap < e->llen) {
+		free(f->buf);
+		f->cap = 0;
+		if (!(f->buf = malloc(e->llen)))
+			return false;
+		f->cap = e->llen;
+	}
+	/* a fresh generation: the reader's small-read cache never serves
+	   blocks read before they were written */
+	f->img.gen = __atomic_add_fetch(&gen, 1, __ATOMIC_RELAXED) | 1ull << 62;
+	return !kiln_fext_read(&f->img, f->dctx, &x, f->buf, &d) &&
+	       !memcmp(f->buf, p, e->llen);
+}
+
+/*
+ * The candidates for an anchor at in + i: the first whose content is
+ * there, wholly at or after from; NULL if none. *misses counts the ones
+ * decoded in vain.
+ */
+static const struct kiln_shift_ent *
+candidate(struct kiln_shift_finder *f, const uint8_t *in, size_t len,
+	  size_t i, uint64_t key, size_t from, uint64_t seq, uint8_t zcfg,
+	  unsigned *misses, bool *known)
+{
+	const struct kiln_shift_index *x = f->x;
+	uint32_t k = __atomic_load_n(&x->heads[bucket(key)], __ATOMIC_ACQUIRE);
+
+	*known = false;
+	for (; k; k = entry(x, k - 1)->next) {
+		const struct kiln_shift_ent *e = entry(x, k - 1);
+		size_t p = i - e->anchor;
+
+		if (e->key != key || e->seq + KILN_SHIFT_LAG > seq ||
+		    e->zcfg != zcfg)
+			continue;
+		*known = true;
+		if (e->anchor > i || p < from ||
+		    e->llen > len - p ||
+		    kiln_shift_sample(in + p, e->llen) != e->sample)
+			continue;
+		if (same_content(f, e, in + p))
+			return e;
+		if (++*misses >= MAX_MISSES)
+			return NULL;
+	}
+	return NULL;
+}
+
+size_t kiln_shift_find(struct kiln_shift_finder *f, const uint8_t *in,
+		       size_t len, uint64_t seq, uint8_t zcfg,
+		       struct kiln_shift_match *m, size_t max)
+{
+	uint64_t h = 0, unknown = 0;
+	size_t nr = 0, from = 0;
+	unsigned misses = 0;
+	bool known;
+
+	if (!__atomic_load_n(&f->x->nr, __ATOMIC_ACQUIRE) || seq < KILN_SHIFT_LAG)
+		return 0;
+	for (size_t i = 0; i < len && nr < max && misses < MAX_MISSES; i++) {
+		const struct kiln_shift_ent *e;
+
+		GEAR(h, in[i]);
+		/* a run of equal anchors (zeros) looked up once if in vain */
+		if (!IS_ANCHOR(h) || i + 1 < KILN_SHIFT_WIN || h == unknown)
+			continue;
+		e = candidate(f, in, len, i + 1, h, from, seq, zcfg, &misses,
+			      &known);
+		if (!known)
+			unknown = h;
+		if (!e)
+			continue;
+		m[nr].pos = i + 1 - e->anchor;
+		m[nr++].e = e;
+		from = m[nr - 1].pos + e->llen;
+	}
+	return nr;
+}
