@@ -65,7 +65,7 @@ $(B)/firmware/package: $(BCONF) kmod/fetch-firmware.sh | host-deps
 $(B)/busybox: configs/busybox.config boot/build-busybox.sh | host-deps
 	boot/build-busybox.sh $(BARCH) $@
 
-$(B)/tools.stamp: $(BCONF) $(wildcard tools/*/*.[ch])
+$(B)/tools.stamp: $(BCONF) $(wildcard tools/*.mk tools/*/*.[ch] tools/lib/*/*.[ch])
 	@$(MAKE) --no-print-directory tools ARCH=$(BARCH)
 	@$(MAKE) --no-print-directory tools ARCH=x86_64
 	@touch $@

@@ -40,7 +40,11 @@ optional=false
 for m in "$@"; do
 	[ "$m" != --optional ] || { optional=true; continue; }
 	# "insmod PATH" per module to load, "builtin NAME" for built-in ones
-	if ! modprobe -d "$SRC" -S "$KVER" --show-depends "$m" >"$LIST" 2>/dev/null; then
+	# -C /dev/null: only the kernel tree's modules.{dep,softdep,alias}
+	# count, not this build host's modprobe.d (a blacklist there made a
+	# module vanish with no error, its softdeps and aliases leaked in)
+	if ! modprobe -C /dev/null -d "$SRC" -S "$KVER" --show-depends "$m" \
+		>"$LIST" 2>/dev/null || ! grep -qE '^(insmod|builtin) ' "$LIST"; then
 		$optional || die "module $m does not exist in $KVER"
 		echo "pick-modules: warning: $KVER has no module $m (skipped)" >&2
 		continue

@@ -323,11 +323,18 @@ cases = [
     (vars(order=b"A B B B B"), "BOOT_ORDER is not slots A/B"),
     (vars(order=b"AB"), "BOOT_ORDER is not slots A/B"),
     (vars(order=b" "), "BOOT_ORDER is not slots A/B"),
-    (vars(a=b"-1"), "no decimal BOOT_A_LEFT"),
-    (vars(b=b"0x3"), "no decimal BOOT_B_LEFT"),
-    (vars(b=b""), "no decimal BOOT_B_LEFT"),
+    (vars(a=b"-1"), "BOOT_A_LEFT is not 0..9"),
+    (vars(b=b"0x3"), "BOOT_B_LEFT is not 0..9"),
+    (vars(b=b""), "BOOT_B_LEFT is not 0..9"),
+    # the script counts tries down in hex: 10 - 1 is f
+    (vars(a=b"10"), "BOOT_A_LEFT is not 0..9"),
+    (vars(b=b"03"), "BOOT_B_LEFT is not 0..9"),
     (vars(seq=b"18446744073709551615"), "no decimal KILN_SEQ"),
     (vars(seq=b"99999999999999999999999"), "no decimal KILN_SEQ"),
+    # U-Boot's test reads 010 as octal 8
+    (vars(seq=b"010"), "no decimal KILN_SEQ"),
+    # the script's BCD count overflows past 16 digits
+    (vars(seq=b"9999999999999999"), "no decimal KILN_SEQ"),
     (b"BOOT_ORDER=" + b"A" * 4081, "entry runs past the end"),
     (b"".join(b"v%d=\0" % i for i in range(2000)) + b"\0", "more than 1024 variables"),
 ]
@@ -338,6 +345,7 @@ for i in range(40):
     copy(f"random{i}", os.urandom(1 + int.from_bytes(os.urandom(2), "little") % 5000), "", pad=False)
 # a right CRC and every variable, but not the 4096 bytes U-Boot loads
 copy("case_short", vars(seq=b"7"), "not 4096 bytes", pad=False)
+copy("maxseq", vars(seq=b"9999999999999998"), "")
 # duplicates: the last one counts, as with `env import`
 copy("dup", vars(seq=b"1") + b"KILN_SEQ=9\0BOOT_A_LEFT=1\0", "")
 PY
@@ -361,6 +369,15 @@ test_bootstate_hostile_copies() {
 	done
 	cp "$T/c/dup.env" "$T/boot/state0.env"
 	expect_state "order=A B a_left=1 b_left=3 seq=9 copy=0"
+	# the largest seq is read; one more is not written (it could not be
+	# read back), and nothing changes
+	cp "$T/c/maxseq.env" "$T/boot/state0.env"
+	expect_state "order=A B a_left=3 b_left=3 seq=9999999999999998 copy=0"
+	local rc=0
+	bs mark-bad A > /dev/null 2> "$T/err" || rc=$?
+	[ "$rc" != 0 ] || fail "a seq past the limit was written"
+	assert_grep 'KILN_SEQ is at its limit' "$T/err"
+	expect_state "order=A B a_left=3 b_left=3 seq=9999999999999998 copy=0"
 	# random bytes of random sizes
 	for i in $(seq 1 40); do
 		head -c $((RANDOM % 5000)) /dev/urandom > "$T/boot/state0.env"

@@ -45,6 +45,59 @@ once_kmod_debian_modules() {
 	cp -a "$src" "$T/elsewhere"
 	kmod/pick-modules.sh "$kver" "$T/elsewhere" "$T/d2" erofs ext4 virtio_blk
 	diff -r "$T/d" "$T/d2" || fail "output depends on the source's path"
+	# nor on this host's modprobe.d (a blacklist there made crc32c vanish
+	# with exit 0; a softdep there leaked into the initramfs)
+	local conf=/etc/modprobe.d/zz-kiln-test-$$.conf rc=0
+	mkdir -p /etc/modprobe.d
+	printf 'blacklist crc32c_generic\nsoftdep erofs pre: crc16\n' >"$conf"
+	kmod/pick-modules.sh "$kver" "$src" "$T/d3" erofs ext4 virtio_blk || rc=$?
+	rm -f "$conf"
+	[ "$rc" = 0 ] || fail "pick-modules failed with a host blacklist"
+	diff -r "$T/d" "$T/d3" || fail "output depends on the host's modprobe.d"
+}
+
+# Firmware a module names by a pattern (brcmfmac's
+# brcm/brcmfmac*-sdio.*.txt) or ships packed (.xz, .zst): every file the
+# pattern matches in the firmware tree (not in the current directory),
+# unpacked; a name with no file is reported. modinfo reads the names from
+# a module made here with a .modinfo section, as the kernel's have.
+test_kmod_firmware_patterns() {
+	local kver=6.0-test d=$T/d/lib/modules/6.0-test fw=$T/fw/lib/firmware
+	mkdir -p "$d/kernel/drivers" "$fw/brcm" "$fw/intel" "$fw/vendor" "$T/cwd/brcm"
+	local i=0 l
+	for l in "firmware=brcm/brcmfmac*-sdio.*.txt" "firmware=intel/qat_4xxx.bin" \
+		 "firmware=vendor/z.bin" "firmware=none/absent.bin" "name=wlan"; do
+		i=$((i + 1))
+		echo "__attribute__((section(\".modinfo\"),used,aligned(1))) static const char m$i[] = \"$l\";"
+	done >"$T/wlan.c"
+	gcc -c "$T/wlan.c" -o "$d/kernel/drivers/wlan.ko" || fail "cannot build the test module"
+	[ "$(modinfo -F firmware "$d/kernel/drivers/wlan.ko" | wc -l)" = 4 ] ||
+		fail "modinfo does not read the test module"
+	echo kernel/drivers/wlan.ko >"$d/kiln.load"
+	echo pi4 >"$fw/brcm/brcmfmac43455-sdio.raspberrypi,4-model-b.txt"
+	echo ap >"$fw/brcm/brcmfmac43430-sdio.AP6212.txt"
+	echo pcie >"$fw/brcm/brcmfmac43455-pcie.bin"
+	echo here >"$T/cwd/brcm/brcmfmac0-sdio.x.txt"	# must not be taken
+	head -c 5000 /dev/urandom >"$T/qat.bin"
+	xz -c --check=crc32 "$T/qat.bin" >"$fw/intel/qat_4xxx.bin.xz"
+	echo z | zstd -q -c >"$fw/vendor/z.bin.zst"
+	(cd "$T/cwd" && "$OLDPWD/kmod/pick-firmware.sh" "$kver" "$T/fw" "$T/d") >"$T/out" ||
+		fail "pick-firmware failed"
+	cat "$T/out"
+	cat >"$T/want" <<-'EOF'
+	firmware brcm/brcmfmac43430-sdio.AP6212.txt wlan
+	firmware brcm/brcmfmac43455-sdio.raspberrypi,4-model-b.txt wlan
+	firmware intel/qat_4xxx.bin wlan
+	firmware vendor/z.bin wlan
+	firmware-missing none/absent.bin wlan
+	EOF
+	diff "$T/want" "$T/out" || fail "not the firmware wanted"
+	local out=$T/d/lib/firmware
+	cmp "$T/qat.bin" "$out/intel/qat_4xxx.bin" || fail "qat_4xxx.bin not unpacked"
+	[ "$(cat "$out/vendor/z.bin")" = z ] || fail "z.bin not unpacked"
+	[ "$(cat "$out/brcm/brcmfmac43455-sdio.raspberrypi,4-model-b.txt")" = pi4 ] || fail "pi4"
+	[ ! -e "$out/brcm/brcmfmac43455-pcie.bin" ] || fail "a file the pattern does not match"
+	[ ! -e "$out/brcm/brcmfmac0-sdio.x.txt" ] || fail "the pattern was expanded in the cwd"
 }
 
 # .ko, .ko.xz and .ko.zst in one source tree that has no modules.dep (as

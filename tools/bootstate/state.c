@@ -67,13 +67,16 @@ void state_order_string(const struct state *st, char *out, size_t outlen)
 	out[o] = '\0';
 }
 
-/* Decimal digits only, no sign, no overflow: "0x3" or "-1" is garbage. */
+/*
+ * Decimal digits only, no sign, no overflow, no leading zero: "0x3" or
+ * "-1" is garbage, and U-Boot's test reads "010" as octal 8.
+ */
 static int parse_dec(const char *s, unsigned long long max,
 		     unsigned long long *out)
 {
 	unsigned long long v = 0;
 
-	if (!*s)
+	if (!*s || (s[0] == '0' && s[1]))
 		return -1;
 	for (; *s; s++) {
 		if (*s < '0' || *s > '9')
@@ -164,12 +167,14 @@ static int read_copy(int dirfd, int i, struct state_copy *c, struct env *env,
 	if (!(s = env_get(env, "BOOT_ORDER")) || parse_order(s, order))
 		why = s ? "BOOT_ORDER is not slots A/B" : "no BOOT_ORDER";
 	for (int k = 0; k < 2 && !why; k++) {
-		if (!(s = env_get(env, left_var[k])) || parse_dec(s, 1000, &v))
-			why = k ? "no decimal BOOT_B_LEFT" : "no decimal BOOT_A_LEFT";
+		/* one digit: the boot script counts down with setexpr, in
+		 * hexadecimal, which agrees with decimal only there */
+		if (!(s = env_get(env, left_var[k])) || parse_dec(s, 9, &v))
+			why = k ? "BOOT_B_LEFT is not 0..9" : "BOOT_A_LEFT is not 0..9";
 		else
 			left[k] = (unsigned)v;
 	}
-	/* at most 15 digits, one below the largest: the boot script counts
+	/* at most 16 digits, one below the largest: the boot script counts
 	 * in BCD in a 64-bit register, so seq + 1 must fit 16 digits */
 	if (!why && (!(s = env_get(env, "KILN_SEQ")) ||
 		     parse_dec(s, STATE_MAX_SEQ, &c->seq)))
@@ -256,6 +261,10 @@ int state_store(int dirfd, struct state *st, int *written,
 	int target = st->winner == 0 ? 1 : 0;
 	unsigned long long seq = st->winner < 0 ? 1 : st->seq + 1;
 
+	/* what we write must be what we (and the script) can read back */
+	if (seq > STATE_MAX_SEQ)
+		return snprintf(err, errlen, "KILN_SEQ is at its limit (%llu): "
+				"re-create the state with init", st->seq), -1;
 	if (build_blob(st, seq, blob, err, errlen) ||
 	    copy_write(dirfd, copy_name[target], tmp_name[target], blob,
 			 ENV_SIZE, err, errlen))

@@ -12,7 +12,7 @@
 
 #define STATE_TRIES 3		/* BOOT_x_LEFT after mark-good / set-primary */
 #define STATE_MAX_FILE 65536	/* larger copies are refused unread */
-#define STATE_MAX_SEQ 999999999999998ull	/* KILN_SEQ: see read_copy */
+#define STATE_MAX_SEQ 9999999999999998ull	/* KILN_SEQ: see read_copy */
 
 struct state_copy {
 	int valid;
