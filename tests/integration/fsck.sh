@@ -280,6 +280,86 @@ test_fsck_holes() {
 	[ "$(du -k "$T/x/sparse" | cut -f1)" -lt 1024 ] || fail "holes filled"
 }
 
+# kernel_fails IMG DIR: true if the kernel refuses IMG, or reading it at
+# DIR (a read error, an xattr error, content not the source's at $T/src).
+# Some records are only read for an offset inside their lcluster, so last
+# each block is read alone from a fresh mount, with nothing cached.
+kernel_fails() {
+	mount -t erofs -o ro "$1" "$2" 2>/dev/null || return 0
+	echo "$2" >>"$T/.mounts"
+	if ! $TREECMP "$T/src" "$2" >/dev/null 2>&1; then
+		umount "$2"
+		return 0
+	fi
+	local f off size
+	for f in "$T"/src/*; do
+		size=$(stat -c %s "$f")
+		for ((off = 0; off < size; off += 4096)); do
+			umount "$2"
+			mount -t erofs -o ro "$1" "$2" || return 0
+			if ! dd if="$2/${f##*/}" of=/dev/null bs=1 count=1 skip=$off status=none 2>/dev/null; then
+				umount "$2"
+				return 0
+			fi
+		done
+	done
+	umount "$2"
+	return 1
+}
+
+# Fields fsck once read otherwise than the kernel (a helper's review, each
+# reproduced): for each change (tests/lib/kernelcases.py) either the kernel
+# fails on the image (its mount, a read or an xattr: treecmp against the
+# source fails) and fsck must say so, exit 4; or the kernel reads it and
+# fsck --extract must give exactly what the mount shows.
+test_fsck_agrees_with_kernel() {
+	need_root
+	mkdir -p "$T/src"
+	echo hello >"$T/src/small"
+	setfattr -n user.foo -v bar "$T/src/small"
+	setfattr -n user.foo.long -v lv "$T/src/small"
+	head -c 10000 /dev/urandom >"$T/src/flat"
+	seq 1 3000 | sed 's/$/ abcabcabc/' >"$T/src/text"
+	{ head -c 40000 /dev/urandom; seq 1 20000; } >"$T/src/noise"
+	echo acl >"$T/src/acl"
+	setfacl -m u:1234:rw- "$T/src/acl"
+	local img=$T/img case want opts
+	while read -r case want opts; do
+		# shellcheck disable=SC2086
+		"$BIN/mkfs.erofs" --quiet $opts "$img" "$T/src" || fail "$case: mkfs $opts"
+		python3 tests/lib/kernelcases.py "$case" "$img" "$T/$case.img" ||
+			fail "$case: cannot make the image"
+		rm -rf "$T/x"
+		local rc=0
+		fsck --extract="$T/x" "$T/$case.img" >"$T/out" 2>&1 || rc=$?
+		mkdir -p "$T/m"
+		if [ "$want" = same ]; then
+			[ "$rc" = 0 ] || { cat "$T/out"; fail "$case: fsck exit $rc"; }
+			mount_erofs "$T/$case.img" "$T/m"
+			$TREECMP "$T/m" "$T/x" || fail "$case: fsck reads it otherwise"
+			umount "$T/m"
+			continue
+		fi
+		[ "$rc" = 4 ] || { cat "$T/out"; fail "$case: fsck exit $rc, not 4"; }
+		assert_grep "$want" "$T/out"
+		# the oracle: the kernel does fail on it
+		kernel_fails "$T/$case.img" "$T/m" || fail "$case: the kernel reads it as the source"
+	done <<-'CASES'
+	compact-mtime same -T 1000000000
+	interlaced same -zlz4 -C16384 -Elegacy-compress
+	startblk-hi high.bits -Eforce-inode-extended
+	xattr-header xattr_icount.1 -T 1000000000
+	name-filter hidden.by -T 1000000000
+	name-filter-exact same -T 1000000000
+	metabox-xattrs metabox -T 1000000000
+	acl-version POSIX.ACL -T 1000000000
+	cblkcnt-small block.count.without -zlz4 -Elegacy-compress
+	extents encoded.extents -zlz4 -Elegacy-compress
+	frag-and-inline fragment -zlz4 -Eztailpacking
+	plain-pfx prefix -zlz4 -Efragments --xattr-prefix=user.foo.
+	CASES
+}
+
 # Sizes that would overflow or cost unbounded memory if trusted: a file of
 # petabytes of holes is checked in a few extents, a size past 2^63 refused.
 test_fsck_hostile_sizes() {

@@ -33,6 +33,11 @@
 #define EROFS_FEATURE_COMPAT_SB_CHKSUM		0x00000001
 #define EROFS_FEATURE_COMPAT_MTIME		0x00000002
 #define EROFS_FEATURE_COMPAT_XATTR_FILTER	0x00000004
+#define EROFS_XATTR_FILTER_SEED		0x25bbe08f	/* + base index */
+/* Linux 6.17+: shared xattrs in the metabox inode (with INCOMPAT_METABOX) */
+#define EROFS_FEATURE_COMPAT_SHARED_EA_IN_METABOX	0x00000008
+/* the long xattr prefix table in the metadata, not the packed inode */
+#define EROFS_FEATURE_COMPAT_PLAIN_XATTR_PFX	0x00000010
 
 /* feature_incompat */
 #define EROFS_FEATURE_INCOMPAT_ZERO_PADDING	0x00000001
@@ -153,7 +158,8 @@ struct erofs_inode_extended {
  * (one block) has a record saying whether an extent starts in it.
  */
 #define Z_EROFS_MAP_HEADER_SIZE			8
-#define Z_EROFS_ADVISE_COMPACTED_2B		0x0001
+#define Z_EROFS_ADVISE_COMPACTED_2B		0x0001	/* compact index */
+#define Z_EROFS_ADVISE_EXTENTS			0x0001	/* full: Linux 6.15+ */
 #define Z_EROFS_ADVISE_BIG_PCLUSTER_1		0x0002
 #define Z_EROFS_ADVISE_BIG_PCLUSTER_2		0x0004
 #define Z_EROFS_ADVISE_INLINE_PCLUSTER		0x0008

@@ -208,20 +208,33 @@ static int read_zip(const struct kiln_image *img, struct kiln_dctx *x,
 	return 0;
 }
 
-/* Uncompressed pcluster; interlaced ones start at la's offset in a block. */
+/*
+ * Uncompressed pcluster. An interlaced one, as the kernel reads it: the
+ * extent's first bytes, up to the end of la's block, are the pcluster's
+ * last ones; the rest follows from its start.
+ */
 static int read_plain(const struct kiln_image *img, struct kiln_dctx *x,
 		      const struct kiln_fext *e, uint8_t *out,
 		      struct kiln_diag *d)
 {
-	size_t off = e->interlaced ? (size_t)(e->la & (img->blksz - 1)) : 0;
-	size_t first;
+	size_t lead = img->blksz - (size_t)(e->la & (img->blksz - 1));
+	size_t first = lead < e->llen ? lead : (size_t)e->llen;
 
-	if (off >= e->plen)
-		off = 0;
-	first = e->plen - off < e->llen ? e->plen - off : (size_t)e->llen;
 	if (read_in(img, x, e, d))
 		return -1;
-	memcpy(out, x->in + off, first);
+	if (!e->interlaced) {
+		memcpy(out, x->in, e->llen);
+		return 0;
+	}
+	/* (an inline tail shorter than that: the kernel reads bytes before
+	 * it, which are not the file's) */
+	if (lead > e->plen) {
+		kiln_diag_set(d, "interlaced tail at %llu: %u bytes, under the "
+			      "%zu its first block needs",
+			      (unsigned long long)e->la, e->plen, lead);
+		return -1;
+	}
+	memcpy(out, x->in + e->plen - lead, first);
 	memcpy(out + first, x->in, e->llen - first);
 	return 0;
 }

@@ -120,7 +120,8 @@ int kiln_image_read(const struct kiln_image *img, void *buf, uint64_t off,
 
 #define KNOWN_COMPAT (EROFS_FEATURE_COMPAT_SB_CHKSUM | \
 		      EROFS_FEATURE_COMPAT_MTIME | \
-		      EROFS_FEATURE_COMPAT_XATTR_FILTER)
+		      EROFS_FEATURE_COMPAT_XATTR_FILTER | \
+		      EROFS_FEATURE_COMPAT_PLAIN_XATTR_PFX)
 #define SUPPORTED_INCOMPAT (EROFS_FEATURE_INCOMPAT_ZERO_PADDING | \
 			    EROFS_FEATURE_INCOMPAT_COMPR_CFGS | \
 			    EROFS_FEATURE_INCOMPAT_CHUNKED_FILE | \
@@ -137,6 +138,13 @@ static int check_features(struct kiln_image *img, struct kiln_diag *d)
 	const struct erofs_super_block *sb = &img->sb;
 	uint32_t in = sb->feature_incompat;
 
+	/* "compatible", but the kernel then looks for shared xattrs
+	 * elsewhere: every xattr would read otherwise than here */
+	if (sb->feature_compat & EROFS_FEATURE_COMPAT_SHARED_EA_IN_METABOX) {
+		kiln_diag_set(d, "superblock: shared xattrs in a metabox "
+			      "(compatible feature 0x8) are not supported yet");
+		return -1;
+	}
 	if (sb->feature_compat & ~KNOWN_COMPAT)
 		kiln_info(1, "warning: unknown compatible features 0x%x "
 			  "(ignored)", sb->feature_compat & ~KNOWN_COMPAT);

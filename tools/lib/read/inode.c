@@ -31,6 +31,7 @@ static void decode(const struct kiln_image *img, const uint8_t *raw,
 		ri->mtime = (int64_t)e.i_mtime;
 		ri->mtime_nsec = e.i_mtime_nsec;
 		ri->iu = e.i_u;
+		ri->startblk_hi = e.i_nb;
 		ri->xattr_icount = e.i_xattr_icount;
 	} else {
 		struct erofs_inode_compact c;
@@ -41,8 +42,9 @@ static void decode(const struct kiln_image *img, const uint8_t *raw,
 		ri->uid = c.i_uid;
 		ri->gid = c.i_gid;
 		ri->size = c.i_size;
-		/* before 48BIT, compact inodes all carry the image's time */
-		ri->mtime = (int64_t)img->sb.epoch;
+		/* the image's time, plus i_mtime since Linux 6.15 (older
+		 * kernels ignore it: Kiln's mkfs writes 0) */
+		ri->mtime = (int64_t)(img->sb.epoch + c.i_mtime);
 		ri->mtime_nsec = img->sb.fixed_nsec;
 		ri->iu = c.i_u;
 		ri->xattr_icount = c.i_xattr_icount;
@@ -55,6 +57,13 @@ static int check_flat(const struct kiln_image *img, struct kiln_rinode *ri,
 {
 	uint64_t nblocks = (ri->size + img->blksz - 1) >> img->blkszbits;
 	uint64_t blocks = nblocks, tail;
+
+	/* the kernel takes i_nb as the start block's high 16 bits */
+	if (ri->startblk_hi) {
+		kiln_diag_set(d, "start block has high bits 0x%x (48-bit "
+			      "addresses, beyond the image)", ri->startblk_hi);
+		return -1;
+	}
 
 	if (ri->layout == EROFS_INODE_FLAT_INLINE && nblocks) {
 		blocks--;
@@ -165,6 +174,12 @@ int kiln_inode_load(const struct kiln_image *img, uint64_t nid,
 	}
 	if (!valid_type(ri->mode)) {
 		kiln_diag_set(d, "invalid file type in mode 0%o", ri->mode);
+		return -1;
+	}
+	/* a header and no entry: the kernel refuses any xattr access */
+	if (ri->xattr_icount == 1) {
+		kiln_diag_set(d, "xattr_icount 1: an xattr header with no room "
+			      "for entries");
 		return -1;
 	}
 	ri->xattr_size = erofs_xattr_ibody_size(ri->xattr_icount);

@@ -26,6 +26,7 @@ struct kiln_rinode {
 	int64_t mtime;
 	uint32_t mtime_nsec;
 	uint32_t iu;			/* start block, block count, rdev... */
+	uint16_t startblk_hi;		/* extended inodes' i_nb */
 	uint16_t xattr_icount;
 	uint32_t xattr_size;		/* bytes of the xattr body */
 	uint64_t tail;			/* after inode and xattrs */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/xxh32.h"
 #include "format/le.h"
 #include "reader.h"
 
@@ -29,7 +30,10 @@ static int table_read(const struct kiln_image *img, struct kiln_dctx *x,
 		      void *buf, uint64_t pos, uint64_t len,
 		      struct kiln_diag *d)
 {
-	if (img->packed)
+	/* the kernel's rule: in the packed inode if there is one, unless
+	 * the superblock says the table is plain */
+	if (img->packed && !(img->sb.feature_compat &
+			     EROFS_FEATURE_COMPAT_PLAIN_XATTR_PFX))
 		return kiln_fragment_read(img, x, pos, len, buf, d);
 	return kiln_image_read(img, buf, pos, len, d);
 }
@@ -104,10 +108,52 @@ void kiln_xattr_prefixes_free(struct kiln_image *img)
 	img->nr_xprefix = 0;
 }
 
-/* One entry at p (avail bytes); returns its size or 0 on a bad entry. */
+/*
+ * Whether the inode's name filter (a bit set: no such name) hides name
+ * from the kernel, which looks it up by the rest after its base prefix,
+ * hashed with XXH32 seeded by the base's index.
+ */
+static bool filtered(uint32_t filter, const char *name)
+{
+	for (unsigned int i = 1; i < NR_PREFIXES && filter; i++) {
+		size_t n = strlen(prefixes[i]);
+
+		if (i == EROFS_XATTR_INDEX_LUSTRE || strncmp(name, prefixes[i], n))
+			continue;
+		if (prefixes[i][n - 1] != '.' && name[n])
+			continue;	/* an ACL's is the whole name */
+		return filter >> (kiln_xxh32(name + n, strlen(name + n),
+					     EROFS_XATTR_FILTER_SEED + i) & 31) & 1;
+	}
+	return false;
+}
+
+/*
+ * A POSIX ACL value as the kernel takes it (posix_acl_from_xattr): version
+ * 2, then 8-byte entries of a known tag and rwx bits; anything else makes
+ * it refuse the ACL (EOPNOTSUPP, EINVAL) where tar would restore one.
+ */
+static bool acl_valid(const uint8_t *v, uint32_t len)
+{
+	if (len < 4 || (len - 4) % 8 || get_le32(v) != 2)
+		return false;
+	for (uint32_t i = 4; i < len; i += 8) {
+		uint16_t tag = get_le16(v + i), perm = get_le16(v + i + 2);
+
+		if ((tag != 1 && tag != 2 && tag != 4 && tag != 8 &&
+		     tag != 0x10 && tag != 0x20) || perm & ~7u)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * One entry at p (avail bytes); returns its size or 0 on a bad entry.
+ * filter: the inode's name filter, 0 when the image has none.
+ */
 static uint32_t entry(const struct kiln_image *img, const uint8_t *p,
-		      uint32_t avail, kiln_xattr_fn fn, void *arg, int *ret,
-		      struct kiln_diag *d)
+		      uint32_t avail, uint32_t filter, kiln_xattr_fn fn,
+		      void *arg, int *ret, struct kiln_diag *d)
 {
 	uint8_t nlen = p[0], idx = p[1];
 	uint16_t vlen = get_le16(p + 2);
@@ -139,12 +185,24 @@ static uint32_t entry(const struct kiln_image *img, const uint8_t *p,
 	}
 	snprintf(name, sizeof(name), "%s%.*s", prefix, (int)nlen,
 		 (const char *)p + 4);
+	if (!lng && (idx == EROFS_XATTR_INDEX_POSIX_ACL_ACCESS ||
+		     idx == EROFS_XATTR_INDEX_POSIX_ACL_DEFAULT) && !nlen &&
+	    !acl_valid(p + 4 + nlen, vlen)) {
+		kiln_diag_set(d, "xattr %s: not a POSIX ACL the kernel reads "
+			      "(%u bytes)", name, vlen);
+		return 0;
+	}
+	if (filtered(filter, name)) {
+		kiln_diag_set(d, "xattr %s is hidden by the inode's name filter "
+			      "(the kernel reads it as absent)", name);
+		return 0;
+	}
 	*ret = fn ? fn(arg, name, p + 4 + nlen, vlen) : 0;
 	return size;
 }
 
-static int shared(const struct kiln_image *img, uint32_t id, kiln_xattr_fn fn,
-		  void *arg, struct kiln_diag *d)
+static int shared(const struct kiln_image *img, uint32_t id, uint32_t filter,
+		  kiln_xattr_fn fn, void *arg, struct kiln_diag *d)
 {
 	uint64_t pos = img->xattr_base + (uint64_t)id * 4;
 	uint8_t head[4], *buf;
@@ -156,7 +214,7 @@ static int shared(const struct kiln_image *img, uint32_t id, kiln_xattr_fn fn,
 	size = erofs_xattr_entry_size(head[0], get_le16(head + 2));
 	buf = malloc(size);	/* up to 64 KiB: not on a thread's stack */
 	if (!buf || kiln_image_read(img, buf, pos, size, d) ||
-	    !entry(img, buf, size, fn, arg, &ret, d))
+	    !entry(img, buf, size, filter, fn, arg, &ret, d))
 		ret = -1;
 	free(buf);
 	return ret;
@@ -165,7 +223,7 @@ static int shared(const struct kiln_image *img, uint32_t id, kiln_xattr_fn fn,
 int kiln_xattr_each(const struct kiln_image *img, const struct kiln_rinode *ri,
 		    kiln_xattr_fn fn, void *arg, struct kiln_diag *d)
 {
-	uint32_t n = ri->xattr_size, pos, nshared;
+	uint32_t n = ri->xattr_size, pos, nshared, filter;
 	uint8_t *body;
 	int ret = -1;
 
@@ -179,6 +237,8 @@ int kiln_xattr_each(const struct kiln_image *img, const struct kiln_rinode *ri,
 	if (kiln_image_read(img, body, ri->tail - n, n, d))
 		goto out;
 	nshared = body[4];
+	filter = img->sb.feature_compat & EROFS_FEATURE_COMPAT_XATTR_FILTER ?
+		 get_le32(body) : 0;
 	pos = EROFS_XATTR_IBODY_HEADER_SIZE + 4 * nshared;
 	if (pos > n) {
 		kiln_diag_set(d, "%u shared xattrs do not fit a %u-byte xattr "
@@ -188,7 +248,7 @@ int kiln_xattr_each(const struct kiln_image *img, const struct kiln_rinode *ri,
 	for (uint32_t i = 0; i < nshared; i++) {
 		uint32_t id = get_le32(body + EROFS_XATTR_IBODY_HEADER_SIZE + 4 * i);
 
-		ret = shared(img, id, fn, arg, d);
+		ret = shared(img, id, filter, fn, arg, d);
 		if (ret)
 			goto out;
 	}
@@ -202,7 +262,7 @@ int kiln_xattr_each(const struct kiln_image *img, const struct kiln_rinode *ri,
 			ret = -1;
 			goto out;
 		}
-		sz = entry(img, body + pos, n - pos, fn, arg, &ret, d);
+		sz = entry(img, body + pos, n - pos, filter, fn, arg, &ret, d);
 		if (!sz) {
 			ret = -1;
 			goto out;

@@ -161,6 +161,14 @@ static int rec(const struct zmap *z, uint64_t lcn, struct z_erofs_lcluster *r,
 		if (kiln_image_read(z->img, pack, z->hpos + 16 + 8 * lcn, 8, d))
 			return -1;
 		full_rec(pack, r);
+		/* as the kernel: a block count only with big pclusters */
+		if (r->type == Z_EROFS_LCLUSTER_TYPE_NONHEAD &&
+		    (get_le16(pack + 4) & Z_EROFS_LI_D0_CBLKCNT) &&
+		    !z->big1 && !z->big2) {
+			kiln_diag_set(d, "lcluster %llu: block count without "
+				      "big pclusters", (unsigned long long)lcn);
+			return -1;
+		}
 		return 0;
 	}
 	pack_of(z, lcn, &off, &i, &vcnt);
@@ -192,6 +200,14 @@ static int read_header(struct zmap *z, struct kiln_diag *d)
 	z->compact = z->ri->layout == EROFS_INODE_COMPRESSED_COMPACT;
 	z->big1 = z->advise & Z_EROFS_ADVISE_BIG_PCLUSTER_1;
 	z->big2 = z->advise & Z_EROFS_ADVISE_BIG_PCLUSTER_2;
+	if (!z->compact && (z->advise & Z_EROFS_ADVISE_EXTENTS)) {
+		kiln_diag_set(d, "map header: encoded extents (Linux 6.15) "
+			      "are not supported yet");
+		return -1;
+	}
+	/* the kernel's rule: a fragment tail, and then no inline one */
+	if (z->advise & Z_EROFS_ADVISE_FRAGMENT_PCLUSTER)
+		z->advise &= (uint16_t)~Z_EROFS_ADVISE_INLINE_PCLUSTER;
 	if (z->advise & Z_EROFS_ADVISE_FRAGMENT_PCLUSTER) {
 		z->fragment = true;
 		z->frag_off = get_le32(h);	/* a full index: + high bits */
@@ -480,9 +496,9 @@ static int walk(struct zmap *z, struct kiln_fpos *pos, struct kiln_extents *l,
 		}
 		end = k < z->nlc ? k * lcsz + r.clusterofs : isize;
 		end = end < isize ? end : isize;
-		/* the last extent may be a fragment; an inline tail wins */
-		if (end == isize && z->fragment &&
-		    !(z->advise & Z_EROFS_ADVISE_INLINE_PCLUSTER)) {
+		/* the last extent may be a fragment (never with an inline
+		 * tail: read_header) */
+		if (end == isize && z->fragment) {
 			uint64_t off = z->frag_off | (z->compact ? 0 :
 					(uint64_t)hr.blkaddr << 32);
 
