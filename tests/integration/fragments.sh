@@ -149,7 +149,7 @@ test_fragments_dedupe() {
 
 # -E dedupe at a shift: a's content inside b and c at offsets no pcluster
 # of theirs starts at (behind a header; cut in two around other text) is
-# found and shared, 300 files (segments) after a, as the lag it needs
+# found and shared, 300 files (segments) after a, past the lag it needs
 # (shifted.h); the same image for any --workers, read right by the kernel
 # and fsck.erofs, for each algorithm and a block size under the page's.
 test_fragments_dedupe_shifted() {
@@ -179,6 +179,9 @@ open(f"{sys.argv[1]}/two/z/c", "wb").write(h2 + a[:400000] + mid + a[400000:])
 open(f"{sys.argv[1]}/one/z/b", "wb").write(h1)
 open(f"{sys.argv[1]}/one/z/c", "wb").write(h2 + mid)
 PY
+	# a prefix of a ends inside one of a's pclusters: a partial reference
+	cp -a "$T/one" "$T/three"
+	head -c 300000 "$T/one/d/a" >"$T/three/z/e"
 	local opts a b
 	while read -r opts; do
 		# shellcheck disable=SC2086
@@ -205,6 +208,38 @@ PY
 	-zzstd -C16384 -Ededupe -Efragments
 	-b 1024 -zlz4hc -C8192 -Ededupe
 	OPTS
+	for opts in "-zlz4hc -C16384" "-zlzma -C32768" "-zzstd -C16384"; do
+		# shellcheck disable=SC2086
+		mkfs $opts -Ededupe "$T/one.img" "$T/one"
+		# shellcheck disable=SC2086
+		mkfs $opts -Ededupe "$T/three.img" "$T/three"
+		a=$(stat -c %s "$T/one.img")
+		b=$(stat -c %s "$T/three.img")
+		[ "$b" -le $((a + 4096)) ] || fail "$opts: a's prefix costs $((b - a)) bytes"
+		mount_erofs "$T/three.img" "$T/m"
+		$TREECMP "$T/three" "$T/m" || fail "$opts: mount differs (prefix)"
+		umount "$T/m"
+		extract_cmp "$T/three.img" "$T/three"
+	done
+	# --chunksize: an incompressible file goes chunk-based and gives its
+	# blocks back, which later files then use: a match found against
+	# them before they were given back read as another file's data
+	python3 - "$T/four" <<'PY'
+import os, random, sys
+r = random.Random(1)
+os.makedirs(f"{sys.argv[1]}/d")
+os.makedirs(f"{sys.argv[1]}/z")
+F = r.randbytes(1 << 20)
+open(f"{sys.argv[1]}/d/a", "wb").write(F)
+for i in range(300):
+    open(f"{sys.argv[1]}/d/f{i:03d}", "wb").write(r.randbytes(5000))
+open(f"{sys.argv[1]}/z/g", "wb").write(bytes(10000) + F[256 << 10:])
+open(f"{sys.argv[1]}/z/h", "wb").write(b"".join(b"%08d " % i for i in range(400000)))
+PY
+	mkfs -zlz4hc -Ededupe --chunksize=4096 "$T/four.img" "$T/four"
+	mount_erofs "$T/four.img" "$T/m"
+	$TREECMP "$T/four" "$T/m" || fail "--chunksize: mount differs"
+	umount "$T/m"
 	# without it, the copies cost their data
 	mkfs -zlz4hc -C16384 "$T/one.img" "$T/one"
 	mkfs -zlz4hc -C16384 "$T/two.img" "$T/two"

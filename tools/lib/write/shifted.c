@@ -96,6 +96,13 @@ bool kiln_shift_anchor(const uint8_t *p, size_t n, uint32_t *at, uint64_t *key)
 	return false;
 }
 
+size_t kiln_shift_prefix_min(unsigned int blkszbits)
+{
+	size_t two = (size_t)2 << blkszbits;
+
+	return two > 4096 ? two : 4096;
+}
+
 /* Eight pieces of 16 bytes, evenly spaced, and the length. */
 uint64_t kiln_shift_sample(const uint8_t *p, size_t n)
 {
@@ -143,9 +150,13 @@ void kiln_shift_finder_free(struct kiln_shift_finder *f)
 	free(f);
 }
 
-/* The earlier pcluster, decoded from the image, equals p[0..e->llen)? */
-static bool same_content(struct kiln_shift_finder *f,
-			 const struct kiln_shift_ent *e, const uint8_t *p)
+/*
+ * How much of the earlier pcluster, decoded from the image, p[0..n)
+ * starts with: all of it, at least prefix_min of a compressed one, or 0.
+ */
+static size_t same_content(struct kiln_shift_finder *f,
+			   const struct kiln_shift_ent *e, const uint8_t *p,
+			   size_t n)
 {
 	static uint64_t gen;
 	struct kiln_diag d;
@@ -155,30 +166,45 @@ static bool same_content(struct kiln_shift_finder *f,
 		.kind = e->plain ? KILN_EXT_PLAIN : KILN_EXT_ZIP, .alg = e->alg,
 	};
 
+	size_t m = 0, min = kiln_shift_prefix_min(f->x->blkszbits);
+
 	if (f->cap < e->llen) {
 		free(f->buf);
 		f->cap = 0;
 		if (!(f->buf = malloc(e->llen)))
-			return false;
+			return 0;
 		f->cap = e->llen;
 	}
 	/* a fresh generation: the reader's small-read cache never serves
 	   blocks read before they were written */
 	f->img.gen = __atomic_add_fetch(&gen, 1, __ATOMIC_RELAXED) | 1ull << 62;
-	return !kiln_fext_read(&f->img, f->dctx, &x, f->buf, &d) &&
-	       !memcmp(f->buf, p, e->llen);
+	if (kiln_fext_read(&f->img, f->dctx, &x, f->buf, &d))
+		return 0;
+	n = n < e->llen ? n : e->llen;
+	for (size_t step; m < n; m += step) {	/* word by word, then byte */
+		step = n - m < 64 ? n - m : 64;
+		if (memcmp(f->buf + m, p + m, step))
+			break;
+	}
+	while (m < n && f->buf[m] == p[m])
+		m++;
+	if (m == e->llen || (!e->plain && m >= min))
+		return m;
+	return 0;
 }
 
 /*
- * The candidates for an anchor at in + i: the first whose content is
- * there, wholly at or after from; NULL if none. *misses counts the ones
- * decoded in vain.
+ * The candidates for an anchor at in + i: the first whose content (or a
+ * long enough prefix of it, *mlen) is there, at or after from; NULL if
+ * none. *misses counts the ones decoded in vain.
  */
 static const struct kiln_shift_ent *
 candidate(struct kiln_shift_finder *f, const uint8_t *in, size_t len,
 	  size_t i, uint64_t key, size_t from, uint64_t seq, uint8_t zcfg,
-	  unsigned *misses, bool *known)
+	  unsigned *misses, bool *known, size_t *mlen)
 {
+	size_t min = kiln_shift_prefix_min(f->x->blkszbits);
+
 	const struct kiln_shift_index *x = f->x;
 	uint32_t k = __atomic_load_n(&x->heads[bucket(key)], __ATOMIC_ACQUIRE);
 
@@ -191,11 +217,12 @@ candidate(struct kiln_shift_finder *f, const uint8_t *in, size_t len,
 		    e->zcfg != zcfg)
 			continue;
 		*known = true;
-		if (e->anchor > i || p < from ||
-		    e->llen > len - p ||
-		    kiln_shift_sample(in + p, e->llen) != e->sample)
+		size_t head = e->llen < min ? e->llen : min;
+
+		if (e->anchor > i || p < from || head > len - p ||
+		    kiln_shift_sample(in + p, head) != e->sample)
 			continue;
-		if (same_content(f, e, in + p))
+		if ((*mlen = same_content(f, e, in + p, len - p)))
 			return e;
 		if (++*misses >= MAX_MISSES)
 			return NULL;
@@ -208,7 +235,7 @@ size_t kiln_shift_find(struct kiln_shift_finder *f, const uint8_t *in,
 		       struct kiln_shift_match *m, size_t max)
 {
 	uint64_t h = 0, unknown = 0;
-	size_t nr = 0, from = 0;
+	size_t nr = 0, from = 0, mlen = 0;
 	unsigned misses = 0;
 	bool known;
 
@@ -222,14 +249,15 @@ size_t kiln_shift_find(struct kiln_shift_finder *f, const uint8_t *in,
 		if (!IS_ANCHOR(h) || i + 1 < KILN_SHIFT_WIN || h == unknown)
 			continue;
 		e = candidate(f, in, len, i + 1, h, from, seq, zcfg, &misses,
-			      &known);
+			      &known, &mlen);
 		if (!known)
 			unknown = h;
 		if (!e)
 			continue;
 		m[nr].pos = i + 1 - e->anchor;
+		m[nr].len = mlen;
 		m[nr++].e = e;
-		from = m[nr - 1].pos + e->llen;
+		from = m[nr - 1].pos + mlen;
 	}
 	return nr;
 }

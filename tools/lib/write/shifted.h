@@ -12,6 +12,10 @@
  * of its input; a hit puts the candidate's start at the anchor's place less
  * its offset, and the candidate is decoded from the image and compared.
  *
+ * As erofs-utils does, a match may also be a prefix of the earlier
+ * pcluster's content, as long as kiln_shift_prefix_min: its extent then
+ * decodes only that much (PARTIAL_REF). Uncompressed pclusters match whole.
+ *
  * The workers look the index up while the writer adds to it, so that the
  * image is the same for any --workers, a segment only sees pclusters of
  * segments at least KILN_SHIFT_LAG before it, which the writer has always
@@ -25,12 +29,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KILN_SHIFT_LAG 256u	/* segments */
+/*
+ * Segments. Smaller finds more (a catalog in the next locale's directory),
+ * but caps the segments in flight with -E dedupe: 48 holds three batches
+ * of small files, enough for two workers; more workers would want to wait
+ * for the writer instead.
+ */
+#define KILN_SHIFT_LAG 48u
 #define KILN_SHIFT_WIN 64u	/* bytes an anchor depends on */
 
 struct kiln_shift_ent {
 	uint64_t key;		/* the gear hash at the anchor */
-	uint64_t sample;	/* of a few pieces of the content */
+	uint64_t sample;	/* of a few pieces of its first prefix_min */
 	uint64_t seq;		/* segment that wrote it */
 	uint32_t next;		/* the next with the same bucket, +1 */
 	uint32_t anchor;	/* its offset in the content */
@@ -57,15 +67,22 @@ void kiln_shift_free(struct kiln_shift_index *x);
 void kiln_shift_add(struct kiln_shift_index *x, const struct kiln_shift_ent *e);
 
 /*
- * The anchor of content p[0..n): true with its offset and key, false when
- * it has none.
+ * The shortest prefix worth a reference: 4 KiB (erofs-utils' window), and
+ * two blocks at least, so that a big pcluster's block count has a second
+ * lcluster to go in.
+ */
+size_t kiln_shift_prefix_min(unsigned int blkszbits);
+/*
+ * The anchor of content p[0..n) (n: as far as a prefix match would reach,
+ * so at most prefix_min): true with its offset and key, false when it has
+ * none.
  */
 bool kiln_shift_anchor(const uint8_t *p, size_t n, uint32_t *at, uint64_t *key);
 uint64_t kiln_shift_sample(const uint8_t *p, size_t n);
 
-/* An earlier pcluster found at in + pos. */
+/* An earlier pcluster found at in + pos: its first len bytes, or all. */
 struct kiln_shift_match {
-	size_t pos;
+	size_t pos, len;
 	const struct kiln_shift_ent *e;
 };
 

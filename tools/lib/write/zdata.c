@@ -29,6 +29,8 @@
  */
 #define BATCH_SEGS 16u
 #define BATCH_BYTES (1u << 20)
+/* a full ring retires down to ring_size - BATCH_SEGS (kiln_zw_add) */
+_Static_assert(KILN_SHIFT_LAG > 2 * BATCH_SEGS, "ring capped below a batch");
 
 /*
  * Every segment ends in a partly filled pcluster, half a block lost on
@@ -238,22 +240,30 @@ static void add_pending(struct zfile *f, const struct kiln_pcl *c)
 
 /*
  * The segment's new pclusters, written, for later segments to find at any
- * offset (a pcluster found equal was indexed where it was written).
+ * offset once the file keeps them (kiln_zfile_done: a file stored flat or
+ * chunk-based gives its blocks back); a pcluster found equal was indexed
+ * where it was written.
  */
-static void index_shifted(struct kiln_zwriter *zw, const struct zseg *s)
+static void index_shifted(struct kiln_zwriter *zw, const struct zseg *s,
+			  struct zfile *f)
 {
 	for (uint32_t i = 0; i < s->nr_ext; i++) {
 		const struct zseg_ext *x = &s->ext[i];
 
 		if (!x->anchor || x->ref || !x->nblocks)
 			continue;
-		kiln_shift_add(&zw->shift, &(struct kiln_shift_ent){
-			.key = x->akey, .sample = x->sample, .seq = s->seq,
+		if (f->nr_spend == f->cap_spend) {
+			f->cap_spend = f->cap_spend ? 2 * f->cap_spend : 8;
+			f->spend = xrealloc(f->spend, f->cap_spend *
+					    sizeof(*f->spend));
+		}
+		f->spend[f->nr_spend++] = (struct kiln_shift_ent){
+			.key = x->akey, .sample = x->sample,
 			.anchor = x->anchor, .blkaddr = x->blkaddr,
 			.llen = x->len, .nblocks = x->nblocks, .zcfg = s->zcfg,
 			.alg = kiln_zcfg(zw->o, s->zcfg)->c->alg,
 			.plain = x->plain,
-		});
+		};
 	}
 }
 
@@ -307,8 +317,9 @@ static int write_segment(struct kiln_zwriter *zw, struct zseg *s,
 		return -1;
 	zw->next_blk += kept >> zw->blkszbits;
 	f->wblocks += kept >> zw->blkszbits;
+	f->last_seq = s->seq;
 	if (zw->cfg->dedupe)
-		index_shifted(zw, s);
+		index_shifted(zw, s, f);
 	return 0;
 }
 
@@ -353,6 +364,7 @@ static int retire_one(struct kiln_zwriter *zw)
 			.nblocks = s->ext[i].nblocks, .plain = s->ext[i].plain,
 			.inlined = s->ext[i].inlined,
 			.fragment = s->ext[i].fragment,
+			.partial = s->ext[i].partial,
 		};
 		if (s->ext[i].fragment &&
 		    add_fragment(zw, f, s, pos, s->ext[i].len))

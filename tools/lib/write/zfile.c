@@ -219,8 +219,18 @@ int kiln_zfile_done(struct kiln_zwriter *zw, struct zfile *f)
 			/* its blocks stay: later files may share them */
 			for (uint32_t i = 0; i < f->nr_pend; i++)
 				kiln_dedupe_add(&zw->dd, &f->pend[i]);
+			/*
+			 * As of its last segment, which the writer retires
+			 * before any segment that may see them is queued:
+			 * the same entries for any --workers (shifted.h)
+			 */
+			for (uint32_t i = 0; i < f->nr_spend; i++) {
+				f->spend[i].seq = f->last_seq;
+				kiln_shift_add(&zw->shift, &f->spend[i]);
+			}
 		}
 	}
+	free(f->spend);
 	free(f->pend);
 	free(f->ext);
 	free(f);

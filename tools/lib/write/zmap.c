@@ -98,6 +98,7 @@ static void build(struct z_erofs_lcluster *r, const struct kiln_extent *ext, uin
 			.type = ext[i].plain ? Z_EROFS_LCLUSTER_TYPE_PLAIN :
 					       Z_EROFS_LCLUSTER_TYPE_HEAD1,
 			.clusterofs = (uint16_t)(ext[i].start & lcmask),
+			.partial = ext[i].partial,
 			/* a full index keeps a fragment's offset's high bits */
 			.blkaddr = ext[i].fragment ? (uint32_t)(frag_off >> 32) :
 						     ext[i].blkaddr,
@@ -118,7 +119,8 @@ static void build(struct z_erofs_lcluster *r, const struct kiln_extent *ext, uin
 static void encode_full(uint8_t *rec, const struct z_erofs_lcluster *r, uint64_t nlc)
 {
 	for (uint64_t k = 0; k < nlc; k++, rec += 8) {
-		put_le16(rec, r[k].type);
+		put_le16(rec, (uint16_t)(r[k].type |
+					 (r[k].partial ? Z_EROFS_LI_PARTIAL_REF : 0)));
 		if (r[k].type == Z_EROFS_LCLUSTER_TYPE_NONHEAD) {
 			put_le16(rec + 4, raw_delta0(&r[k]));
 			put_le16(rec + 6, (uint16_t)r[k].delta1);

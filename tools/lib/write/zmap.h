@@ -18,6 +18,8 @@ struct kiln_extent {
 	bool plain;			/* stored uncompressed */
 	bool inlined;			/* the tail pcluster, after the index */
 	bool fragment;			/* the tail, in the packed inode */
+	bool partial;			/* a prefix of a pcluster (full
+					   indexes only: PARTIAL_REF) */
 };
 
 struct kiln_zmap_fmt {

@@ -40,6 +40,7 @@ struct zseg {
 		bool fragment;		/* to the packed inode, from s->in */
 		bool ref;		/* an earlier pcluster (shifted.c):
 					   blkaddr set by the worker */
+		bool partial;		/* a ref to a prefix of it */
 		uint32_t blkaddr;	/* set when written (zdata.c) */
 		uint32_t anchor;	/* -E dedupe: for the index, 0 none */
 		uint64_t akey, sample;

@@ -79,6 +79,7 @@ static void push_ext(struct zseg *s, uint32_t len, uint16_t nblocks,
 	s->ext[s->nr_ext].inlined = inlined;
 	s->ext[s->nr_ext].fragment = false;
 	s->ext[s->nr_ext].ref = false;
+	s->ext[s->nr_ext].partial = false;
 	s->ext[s->nr_ext].anchor = 0;
 	s->ext[s->nr_ext++].plain = plain;
 }
@@ -261,26 +262,51 @@ static bool placeable(const struct zseg *s, const struct kiln_shift_match *m,
 				 (s->start + m->pos) / s->blksz);
 }
 
-static void add_ref(struct zseg *s, const struct kiln_shift_ent *e)
+static void add_ref(struct zseg *s, const struct kiln_shift_match *m)
 {
-	push_ext(s, e->llen, e->nblocks, e->plain, false);
+	push_ext(s, (uint32_t)m->len, m->e->nblocks, m->e->plain, false);
 	s->ext[s->nr_ext - 1].ref = true;
-	s->ext[s->nr_ext - 1].blkaddr = e->blkaddr;
+	s->ext[s->nr_ext - 1].partial = m->len < m->e->llen;
+	s->ext[s->nr_ext - 1].blkaddr = m->e->blkaddr;
 }
 
-/* Each new extent's anchor, for the writer to index (shifted.c). */
+/*
+ * Each new extent's anchor, for the writer to index (shifted.c): in its
+ * first prefix_min bytes, where a match of a prefix of it must have it.
+ */
 static void anchor_extents(struct zseg *s)
 {
-	size_t pos = 0;
+	size_t pos = 0, min = kiln_shift_prefix_min((unsigned int)
+						    __builtin_ctz(s->blksz));
 
 	for (uint32_t i = 0; i < s->nr_ext; i++) {
 		struct zseg_ext *x = &s->ext[i];
+		size_t head = x->len < min ? x->len : min;
 
 		if (!x->ref && !x->inlined && !x->fragment && x->len >= s->blksz &&
-		    kiln_shift_anchor(s->in + pos, x->len, &x->anchor, &x->akey))
-			x->sample = kiln_shift_sample(s->in + pos, x->len);
+		    kiln_shift_anchor(s->in + pos, head, &x->anchor, &x->akey))
+			x->sample = kiln_shift_sample(s->in + pos, head);
 		pos += x->len;
 	}
+}
+
+/*
+ * An extent from pos that ends short of the match at lim, but in its
+ * lcluster, would leave the match no head of its own; and a copy shifted
+ * alike compresses alike, so every match after it would be lost too. Such
+ * an extent is cut back to the lcluster before: the next then runs from
+ * there to lim, over a block, and may end at lim. Returns n for *take.
+ */
+static long short_of_match(struct zseg *s, struct zworker *w, size_t pos,
+			   size_t lim, size_t *take, uint8_t *dst, long n)
+{
+	size_t end = pos + *take, cut = (lim / s->blksz - 1) * s->blksz;
+
+	if (end >= lim || end / s->blksz != lim / s->blksz ||
+	    lim < 2 * (size_t)s->blksz || cut <= pos + s->blksz)
+		return n;
+	*take = cut - pos;
+	return fit(w, s->in + pos, take, dst, s->pclustersize);
 }
 
 static void compress_segment(struct zseg *s, struct zworker *w)
@@ -313,8 +339,8 @@ static void compress_segment(struct zseg *s, struct zworker *w)
 		while (mi < nm && !placeable(s, &w->m[mi], pos))
 			mi++;
 		if (mi < nm && w->m[mi].pos == pos) {
-			add_ref(s, w->m[mi].e);
-			pos += w->m[mi++].e->llen;
+			add_ref(s, &w->m[mi]);
+			pos += w->m[mi++].len;
 			continue;
 		}
 		/* up to the next earlier pcluster found, if any */
@@ -340,6 +366,8 @@ static void compress_segment(struct zseg *s, struct zworker *w)
 			break;
 		if (rem > blksz && !last) {
 			n = fit(w, s->in + pos, &take, dst, s->pclustersize);
+			if (n > 0 && lim < s->inlen)
+				n = short_of_match(s, w, pos, lim, &take, dst, n);
 			if (n < 0) {
 				s->error = EIO;
 				return;

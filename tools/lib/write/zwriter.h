@@ -31,6 +31,9 @@ struct zfile {
 	struct kiln_pcl *pend;		/* what it wrote, for the dedupe table
 					   once it stays compressed */
 	uint32_t nr_pend, cap_pend;
+	struct kiln_shift_ent *spend;	/* and for the shifted index */
+	uint32_t nr_spend, cap_spend;
+	uint64_t last_seq;		/* its segment written last */
 	const uint8_t *tail;		/* inline tail, from the last segment */
 	const uint8_t *raw;		/* the whole file, if one segment */
 	uint64_t segsize;
