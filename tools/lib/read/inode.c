@@ -176,12 +176,6 @@ int kiln_inode_load(const struct kiln_image *img, uint64_t nid,
 		kiln_diag_set(d, "invalid file type in mode 0%o", ri->mode);
 		return -1;
 	}
-	/* a header and no entry: the kernel refuses any xattr access */
-	if (ri->xattr_icount == 1) {
-		kiln_diag_set(d, "xattr_icount 1: an xattr header with no room "
-			      "for entries");
-		return -1;
-	}
 	ri->xattr_size = erofs_xattr_ibody_size(ri->xattr_icount);
 	ri->tail = ri->pos + isize + ri->xattr_size;
 	if (ri->tail > img->size) {

@@ -229,6 +229,13 @@ int kiln_xattr_each(const struct kiln_image *img, const struct kiln_rinode *ri,
 
 	if (!n)
 		return 0;
+	/* a header and no entry: the kernel refuses any xattr access (its
+	 * data, after the 12 bytes, it still reads) */
+	if (n == EROFS_XATTR_IBODY_HEADER_SIZE) {
+		kiln_diag_set(d, "xattr_icount 1: an xattr header with no room "
+			      "for entries");
+		return -1;
+	}
 	body = malloc(n);
 	if (!body) {
 		kiln_diag_set(d, "out of memory");
