@@ -239,22 +239,53 @@ size_t kiln_shift_find(struct kiln_shift_finder *f, const uint8_t *in,
 	unsigned misses = 0;
 	bool known;
 
+	size_t i = 0, pre = len < KILN_SHIFT_WIN - 1 ? len : KILN_SHIFT_WIN - 1;
+
 	if (!__atomic_load_n(&f->x->nr, __ATOMIC_ACQUIRE) || seq < KILN_SHIFT_LAG)
 		return 0;
-	for (size_t i = 0; i < len && nr < max && misses < MAX_MISSES; i++) {
+	while (i < pre)		/* no anchor before 64 bytes */
+		GEAR(h, in[i++]);
+	while (nr < max && misses < MAX_MISSES) {
 		const struct kiln_shift_ent *e;
+		bool hit = false;
 
-		GEAR(h, in[i]);
+		/*
+		 * The hot loop, two bytes a turn: the hash's chain from one
+		 * turn to the next is one shift and one add, the odd byte's
+		 * hash comes off it
+		 */
+		while (len - i >= 2) {
+			uint64_t odd = (h << 1) + gear[in[i]];
+
+			h = (h << 2) + ((uint64_t)gear[in[i]] << 1) + gear[in[i + 1]];
+			i += 2;
+			if (__builtin_expect(IS_ANCHOR(odd), 0)) {
+				h = odd;
+				i--;
+				hit = true;
+				break;
+			}
+			if (__builtin_expect(IS_ANCHOR(h), 0)) {
+				hit = true;
+				break;
+			}
+		}
+		if (!hit && i < len) {
+			GEAR(h, in[i++]);
+			hit = IS_ANCHOR(h);
+		}
 		/* a run of equal anchors (zeros) looked up once if in vain */
-		if (!IS_ANCHOR(h) || i + 1 < KILN_SHIFT_WIN || h == unknown)
+		if (!hit)
+			break;
+		if (h == unknown)
 			continue;
-		e = candidate(f, in, len, i + 1, h, from, seq, zcfg, &misses,
+		e = candidate(f, in, len, i, h, from, seq, zcfg, &misses,
 			      &known, &mlen);
 		if (!known)
 			unknown = h;
 		if (!e)
 			continue;
-		m[nr].pos = i + 1 - e->anchor;
+		m[nr].pos = i - e->anchor;
 		m[nr].len = mlen;
 		m[nr++].e = e;
 		from = m[nr - 1].pos + mlen;
