@@ -36,6 +36,45 @@ test_compress_roundtrip() {
 	done
 }
 
+# lz4 with blocks under 4 KiB: the kernel takes 256-block pclusters at
+# most (it counts 1 MiB in page-sized blocks when it reads the record),
+# other algorithms more; mkfs refuses what would not mount (by -C or a
+# hint) and fsck an image that says more.
+test_compress_lz4_small_blocks() {
+	need_root
+	mkdir -p "$T/src"
+	seq 1 300000 > "$T/src/text"
+	local b
+	for b in 512 1024 2048; do
+		mkfs -b $b -zlz4hc -C $((256 * b)) "$T/ok" "$T/src"
+		mount_erofs "$T/ok" "$T/m"
+		$TREECMP "$T/src" "$T/m" || fail "-b $b: 256 blocks"
+		umount "$T/m"
+		expect_error "the kernel takes at most $((256 * b))" "$T/bad" \
+			"$BIN/mkfs.erofs" -b $b -zlz4 -C $((257 * b)) "$T/bad" "$T/src"
+		# the limit is lz4's: lzma's record has none
+		mkfs -b $b -zlzma -C $((257 * b)) "$T/lzma" "$T/src"
+		mount_erofs "$T/lzma" "$T/m"
+		$TREECMP "$T/src" "$T/m" || fail "-b $b: lzma at 257 blocks"
+		umount "$T/m"
+	done
+	echo "$((257 * 1024)) 1 text" > "$T/hints"
+	expect_error "the kernel takes at most 262144" "$T/bad" \
+		"$BIN/mkfs.erofs" -b 1024 -zlz4:lzma -C 16384 \
+		--compress-hints="$T/hints" "$T/bad" "$T/src"
+	# an image that says 257 (the record after the superblock at 1 KiB)
+	mkfs -b 1024 -zlz4 -C 262144 -Enosbcrc "$T/patched" "$T/src"
+	printf '\001\001' | dd of="$T/patched" bs=1 seek=1156 conv=notrunc status=none
+	if mount -t erofs -o ro,loop "$T/patched" "$T/m" 2>/dev/null; then
+		umount "$T/m"
+		fail "the kernel mounts 257-block lz4 pclusters: the test's oracle moved"
+	fi
+	if "$BIN/fsck.erofs" "$T/patched" 2>"$T/err"; then
+		fail "fsck passes 257-block lz4 pclusters"
+	fi
+	assert_grep "pclusters are over the kernel's 256" "$T/err"
+}
+
 # lzma 100..109: liblzma's extreme presets, as erofs-utils takes them; a
 # different search, so a different image from the same preset without it.
 test_compress_lzma_extreme() {

@@ -101,6 +101,42 @@ test_fragments_layout() {
 	$TREECMP "$T/src" "$T/m" || fail "mount differs"
 }
 
+# dedupe_costs OPTS ONE TWO MAX: TWO, ONE's tree with copies of its
+# data, built with OPTS at --workers 1 and 3 gives the same image, read
+# right by the kernel and fsck.erofs, at most MAX bytes over ONE's.
+dedupe_costs() {
+	local opts=$1 one=$2 two=$3 max=$4 a b
+	# shellcheck disable=SC2086
+	mkfs $opts "$T/one.img" "$one"
+	# shellcheck disable=SC2086
+	mkfs $opts --workers=1 "$T/two.img" "$two"
+	# shellcheck disable=SC2086
+	mkfs $opts --workers=3 "$T/two3.img" "$two"
+	cmp "$T/two.img" "$T/two3.img" || fail "$opts: differs by workers"
+	a=$(stat -c %s "$T/one.img")
+	b=$(stat -c %s "$T/two.img")
+	echo "$opts: ${two##*/} costs $((b - a)) bytes over ${one##*/}"
+	[ "$b" -le $((a + max)) ] || fail "$opts: ${two##*/} costs $((b - a)) bytes"
+	mount_erofs "$T/two.img" "$T/m"
+	$TREECMP "$two" "$T/m" || fail "$opts: mount differs"
+	umount "$T/m"
+	extract_cmp "$T/two.img" "$two"
+}
+
+# copies_cost OPTS ONE TWO MIN: without -E dedupe the copies cost over
+# MIN bytes, so the bounds above measure dedupe and can fail.
+copies_cost() {
+	local a b
+	# shellcheck disable=SC2086
+	mkfs $1 "$T/one.img" "$2"
+	# shellcheck disable=SC2086
+	mkfs $1 "$T/two.img" "$3"
+	a=$(stat -c %s "$T/one.img")
+	b=$(stat -c %s "$T/two.img")
+	[ "$b" -gt $((a + $4)) ] ||
+		fail "the copies cost nothing without -E dedupe: a test that cannot fail"
+}
+
 # Equal pclusters (copied files, compressed or not) are written once: the
 # copy's extents point at the original's blocks, and the image does not
 # grow by its data.
@@ -111,40 +147,22 @@ test_fragments_dedupe() {
 	head -c 300000 /dev/urandom > "$T/one/noise"	# plain ones
 	cp "$T/one/text" "$T/one/noise" "$T/two/"
 	cp "$T/one/text" "$T/one/noise" "$T/two/d/"
-	local opts a b
+	local opts
 	while read -r opts; do
-		# shellcheck disable=SC2086
-		mkfs $opts "$T/one.img" "$T/one"
-		# shellcheck disable=SC2086
-		mkfs $opts --workers=1 "$T/two.img" "$T/two"
-		# shellcheck disable=SC2086
-		mkfs $opts --workers=3 "$T/two3.img" "$T/two"
-		cmp "$T/two.img" "$T/two3.img" || fail "$opts: differs by workers"
-		a=$(stat -c %s "$T/one.img")
-		b=$(stat -c %s "$T/two.img")
 		# their records (full indexes) but no data: 300 KB of noise
-		[ "$b" -le $((a + 65536)) ] || fail "$opts: copies cost $((b - a)) bytes"
+		dedupe_costs "$opts" "$T/one" "$T/two" 65536
 		# (the first noise is stored flat, its copy as plain pclusters
 		# on the same blocks: the size says they are shared)
 		dump --path=/text -e "$T/two.img" | grep '^ *[0-9]*:' > "$T/x1"
 		dump --path=/d/text -e "$T/two.img" | grep '^ *[0-9]*:' > "$T/x2"
 		cmp "$T/x1" "$T/x2" || fail "$opts: /d/text has blocks of its own"
-		mount_erofs "$T/two.img" "$T/m"
-		$TREECMP "$T/two" "$T/m" || fail "$opts: mount differs"
-		umount "$T/m"
-		extract_cmp "$T/two.img" "$T/two"
 	done <<-'OPTS'
 	-zlz4hc -C65536 -Ededupe
 	-zzstd -C16384 -Ededupe -Efragments
 	-b 1024 -zlz4 -Ededupe
 	OPTS
 	# without it, the copies cost their data
-	mkfs -zlz4hc -C65536 "$T/one.img" "$T/one"
-	mkfs -zlz4hc -C65536 "$T/two.img" "$T/two"
-	a=$(stat -c %s "$T/one.img")
-	b=$(stat -c %s "$T/two.img")
-	[ "$b" -gt $((a + 600000)) ] ||
-		fail "the copies cost nothing without -E dedupe: a test that cannot fail"
+	copies_cost "-zlz4hc -C65536" "$T/one" "$T/two" 600000
 }
 
 # -E dedupe at a shift: a's content inside b and c at offsets no pcluster
@@ -182,24 +200,10 @@ PY
 	# a prefix of a ends inside one of a's pclusters: a partial reference
 	cp -a "$T/one" "$T/three"
 	head -c 300000 "$T/one/d/a" >"$T/three/z/e"
-	local opts a b
+	local opts
 	while read -r opts; do
-		# shellcheck disable=SC2086
-		mkfs $opts "$T/one.img" "$T/one"
-		# shellcheck disable=SC2086
-		mkfs $opts --workers=1 "$T/two.img" "$T/two"
-		# shellcheck disable=SC2086
-		mkfs $opts --workers=3 "$T/two3.img" "$T/two"
-		cmp "$T/two.img" "$T/two3.img" || fail "$opts: differs by workers"
-		a=$(stat -c %s "$T/one.img")
-		b=$(stat -c %s "$T/two.img")
-		echo "$opts: a's two copies cost $((b - a)) bytes"
 		# the pclusters around each cut, and full indexes
-		[ "$b" -le $((a + 400000)) ] || fail "$opts: a's copies cost $((b - a)) bytes"
-		mount_erofs "$T/two.img" "$T/m"
-		$TREECMP "$T/two" "$T/m" || fail "$opts: mount differs"
-		umount "$T/m"
-		extract_cmp "$T/two.img" "$T/two"
+		dedupe_costs "$opts" "$T/one" "$T/two" 400000
 	done <<-'OPTS'
 	-zlz4hc -C16384 -Ededupe
 	-zlz4 -Ededupe -Efragments
@@ -209,17 +213,7 @@ PY
 	-b 1024 -zlz4hc -C8192 -Ededupe
 	OPTS
 	for opts in "-zlz4hc -C16384" "-zlzma -C32768" "-zzstd -C16384"; do
-		# shellcheck disable=SC2086
-		mkfs $opts -Ededupe "$T/one.img" "$T/one"
-		# shellcheck disable=SC2086
-		mkfs $opts -Ededupe "$T/three.img" "$T/three"
-		a=$(stat -c %s "$T/one.img")
-		b=$(stat -c %s "$T/three.img")
-		[ "$b" -le $((a + 4096)) ] || fail "$opts: a's prefix costs $((b - a)) bytes"
-		mount_erofs "$T/three.img" "$T/m"
-		$TREECMP "$T/three" "$T/m" || fail "$opts: mount differs (prefix)"
-		umount "$T/m"
-		extract_cmp "$T/three.img" "$T/three"
+		dedupe_costs "$opts -Ededupe" "$T/one" "$T/three" 4096
 	done
 	# --chunksize: an incompressible file goes chunk-based and gives its
 	# blocks back, which later files then use: a match found against
@@ -241,12 +235,7 @@ PY
 	$TREECMP "$T/four" "$T/m" || fail "--chunksize: mount differs"
 	umount "$T/m"
 	# without it, the copies cost their data
-	mkfs -zlz4hc -C16384 "$T/one.img" "$T/one"
-	mkfs -zlz4hc -C16384 "$T/two.img" "$T/two"
-	a=$(stat -c %s "$T/one.img")
-	b=$(stat -c %s "$T/two.img")
-	[ "$b" -gt $((a + 400000)) ] ||
-		fail "the copies cost nothing without -E dedupe: a test that cannot fail"
+	copies_cost "-zlz4hc -C16384" "$T/one" "$T/two" 400000
 }
 
 # Partial references (erofs-utils' -E dedupe: an extent that is a prefix
@@ -286,6 +275,16 @@ test_fragments_damaged() {
 	python3 tests/lib/patchimg.py "$T/orphan.img" f frag-orphan
 	assert_rc 4 "$T/err" fsck --extract="$T/x2" "$T/orphan.img"
 	assert_grep "without a packed inode" "$T/err"
+	# the packed inode is checked whole, as erofs-utils' fsck does, not
+	# only where fragments point: 40 KiB more of it than its index maps
+	python3 tests/lib/kernelcases.py packed-size "$T/img" "$T/long.img"
+	assert_rc 4 "$T/err" fsck "$T/long.img"
+	assert_grep "(packed inode)" "$T/err"
+	# and its blocks count as stored: -p's ratio is not 0
+	mkfs -zlz4 -Eall-fragments "$T/all.img" "$T/src"
+	fsck -p "$T/all.img" > "$T/out"
+	grep -q 'Compression ratio: [1-9]' "$T/out" ||
+		fail "ratio with all fragments: $(grep ratio "$T/out")"
 }
 
 test_fragments_bad_options() {

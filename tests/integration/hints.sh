@@ -89,6 +89,34 @@ test_hints_pclusters() {
 	$TREECMP "$T/src" "$T/x" || fail "1.5 extraction differs"
 }
 
+# A hard link whose paths match different hints takes the hint of the
+# path the visit meets first (shallower, then by name), not of the path a
+# parallel scan happened to reach first: the image must not depend on
+# --workers. /top is met before /f1/f2/deep, which says "not compressed".
+test_hints_hardlink() {
+	need_root
+	local i
+	mkdir -p "$T/src/f1/f2" "$T/src/f0" "$T/src/f3"
+	yes kiln0123456789 | head -c 127901 > "$T/src/top"
+	ln "$T/src/top" "$T/src/f1/f2/deep"
+	for i in $(seq 1 40); do	# directories for the scan to race over
+		mkdir -p "$T/src/f0/d$i" "$T/src/f3/d$i"
+		echo $i > "$T/src/f0/d$i/x"
+	done
+	echo '0 ^f[0-4]' > "$T/hints"
+	mkfs --workers=1 -zdeflate -C131072 --compress-hints="$T/hints" \
+		"$T/one.img" "$T/src"
+	"$BIN/dump.erofs" --path=/top "$T/one.img" | grep -q 'Layout: 3' ||
+		fail "top (met first, no hint) is not compressed"
+	for i in $(seq 1 20); do
+		mkfs --workers=3 -zdeflate -C131072 --compress-hints="$T/hints" \
+			"$T/three.img" "$T/src"
+		cmp "$T/one.img" "$T/three.img" || fail "differs by workers (run $i)"
+	done
+	mount_erofs "$T/one.img" "$T/m"
+	$TREECMP "$T/src" "$T/m" || fail "mount differs"
+}
+
 test_hints_bad() {
 	mkdir -p "$T/src"
 	bad_hints() {

@@ -112,8 +112,18 @@ test_opt_id_offsets() {
 	assert_rc 1 "$T/out" "$BIN/mkfs.erofs" --quiet --uid-offset=10 \
 		"$T/img" "$T/src"
 	assert_lines 1 "$T/out"
-	assert_grep 'over 4294967295' "$T/out"
-	for a in --uid-offset=-1 --gid-offset=4294967296 --uid-offset=x; do
+	assert_grep 'over 4294967294' "$T/out"
+	# 4294967295 is (uid_t)-1, no id to the kernel: root could not open
+	# a 0600 file it owned
+	assert_rc 1 "$T/out" "$BIN/mkfs.erofs" --quiet --uid-offset=5 \
+		"$T/img" "$T/src"
+	assert_grep 'over 4294967294' "$T/out"
+	mkfs --force-uid=4294967294 "$T/img" "$T/src"
+	mount_erofs "$T/img" "$T/m"
+	[ "$(stat -c %u "$T/m/f")" = 4294967294 ] || fail "4294967294 is an id"
+	umount "$T/m"
+	for a in --uid-offset=-1 --gid-offset=4294967296 --uid-offset=x \
+		 --force-uid=4294967295 --force-gid=4294967295; do
 		expect_rejected "$a"
 	done
 }

@@ -128,7 +128,29 @@ test_tar_bad_input() {
 		    i.pax_headers = {"SCHILY.acl.access": "user::rw-\nuser:no-such-kiln-user:r--\ngroup::r--\nmask::r--\nother::r--\n"}
 		    t.addfile(i, io.BytesIO(b"x"))
 	EOF
-	for t in cut junk dots acl missing; do
+	# a pax record libarchive cannot parse (the path and xattr after it
+	# were lost), a symlink to nothing and one past 4095 bytes, an xattr
+	# with no name after its prefix: exit 0 with another tree before
+	python3 - "$T" <<-'EOF'
+		import io, sys, tarfile
+		d = sys.argv[1]
+		rec = lambda k, v: (lambda b: b"%d %s" % (len(b) + len(str(len(b) + 2)) + 1, b))(k + b"=" + v + b"\n")
+		pax = b"5 ab\n" + rec(b"path", b"real/name") + rec(b"SCHILY.xattr.user.x", b"1")
+		h = tarfile.TarInfo("PaxHeaders/f"); h.type = tarfile.XHDTYPE; h.size = len(pax)
+		f = tarfile.TarInfo("f"); f.size = 1
+		with open(f"{d}/badpax.tar", "wb") as o:
+		    o.write(h.tobuf(tarfile.USTAR_FORMAT) + pax + bytes(-len(pax) % 512))
+		    o.write(f.tobuf(tarfile.USTAR_FORMAT) + b"x" + bytes(511) + bytes(1024))
+		for name, target in (("emptylink", ""), ("longlink", "y" * 5000)):
+		    with tarfile.open(f"{d}/{name}.tar", "w", format=tarfile.PAX_FORMAT) as t:
+		        i = tarfile.TarInfo("s"); i.type = tarfile.SYMTYPE; i.linkname = target
+		        t.addfile(i)
+		with tarfile.open(f"{d}/noname.tar", "w", format=tarfile.PAX_FORMAT) as t:
+		    i = tarfile.TarInfo("g"); i.size = 1
+		    i.pax_headers = {"SCHILY.xattr.user.": "v", "SCHILY.xattr.user.ok": "w"}
+		    t.addfile(i, io.BytesIO(b"x"))
+	EOF
+	for t in cut junk dots acl missing badpax emptylink longlink noname; do
 		if "$BIN/mkfs.erofs" --quiet --tar=f "$T/img" "$T/$t.tar" 2> "$T/err"; then
 			fail "$t.tar accepted"
 		fi

@@ -37,6 +37,8 @@ struct kiln_mkfs_opts {
 	char label[16];
 	bool all_root;
 	int64_t force_uid, force_gid;	/* -1 when unset */
+/* the largest id: (uid_t)-1 is none to the kernel (a root open fails) */
+#define KILN_ID_MAX 0xfffffffeu
 	const char **exclude_paths;
 	unsigned int nr_exclude_paths;
 	regex_t *exclude_regexes;

@@ -91,6 +91,25 @@ static int finish_algorithms(struct kiln_mkfs_opts *o, uint32_t blksz)
 	return 0;
 }
 
+/*
+ * lz4's pcluster limit is lower than 1 MiB with blocks under 4 KiB
+ * (erofs_lz4_max_pclusterblks). The pcluster size here is the image's
+ * largest (-C or a hint's), which every algorithm's record carries.
+ */
+static int check_lz4_pclusters(const struct kiln_mkfs_opts *o)
+{
+	uint32_t pc = o->compr.pclustersize;
+	uint32_t max = erofs_lz4_max_pclusterblks(o->blkszbits) << o->blkszbits;
+
+	for (unsigned int i = 0; i < o->nr_zcfgs; i++)
+		if (kiln_zcfg(o, i)->c->alg == EROFS_ALG_LZ4 && pc > max)
+			return kiln_err("%u-byte pclusters with lz4 and %u-byte "
+					"blocks: the kernel takes at most %u "
+					"(-C or a hint)", pc, 1u << o->blkszbits,
+					max), -1;
+	return 0;
+}
+
 static int check_compression(struct kiln_mkfs_opts *o)
 {
 	uint32_t blksz = 1u << o->blkszbits;
@@ -133,7 +152,9 @@ static int check_compression(struct kiln_mkfs_opts *o)
 	/* the kernel reads compact indexes of lclusters up to 16 KiB only */
 	if (o->blkszbits > EROFS_MAX_COMPACT_LCBITS)
 		o->compr.full_index = true;
-	return finish_algorithms(o, blksz);
+	if (finish_algorithms(o, blksz))
+		return -1;
+	return check_lz4_pclusters(o);
 }
 
 /*

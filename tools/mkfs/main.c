@@ -319,7 +319,7 @@ static int parse_one(int c, char *arg, struct kiln_mkfs_opts *o)
 		return 0;
 	case OPT_FORCE_UID:
 	case OPT_FORCE_GID:
-		if (kiln_parse_u64(arg, 0, UINT32_MAX, &v))
+		if (kiln_parse_u64(arg, 0, KILN_ID_MAX, &v))
 			return bad(c == OPT_FORCE_UID ? "uid" : "gid", arg);
 		*(c == OPT_FORCE_UID ? &o->force_uid : &o->force_gid) =
 			(int64_t)v;

@@ -28,6 +28,17 @@
 #define EROFS_MAX_COMPACT_LCBITS	14
 /* the kernel refuses to decompress an extent longer than this */
 #define Z_EROFS_PCLUSTER_MAX_DSIZE	(12u << 20)
+#define Z_EROFS_PCLUSTER_MAX_SIZE	(1u << 20)
+
+/*
+ * lz4's max_pclusterblks: the kernel checks it against 1 MiB in blocks of
+ * the superblock's size while it reads it, which is still the page's (4
+ * KiB at least) for an image of smaller blocks: 256 of them then.
+ */
+static inline uint32_t erofs_lz4_max_pclusterblks(unsigned int blkszbits)
+{
+	return Z_EROFS_PCLUSTER_MAX_SIZE >> (blkszbits > 12 ? blkszbits : 12);
+}
 
 /* feature_compat */
 #define EROFS_FEATURE_COMPAT_SB_CHKSUM		0x00000001

@@ -65,8 +65,8 @@ static int parse_line(struct kiln_fsconfig *fc, char *s, unsigned int line)
 			return bad_line(fc, line, "want PATH UID GID MODE");
 	if (root)
 		tok[0] = "";
-	if (parse_num(tok[1], 10, UINT32_MAX, &v[0]) ||
-	    parse_num(tok[2], 10, UINT32_MAX, &v[1]) ||
+	if (parse_num(tok[1], 10, KILN_ID_MAX, &v[0]) ||
+	    parse_num(tok[2], 10, KILN_ID_MAX, &v[1]) ||
 	    parse_num(tok[3], 8, 07777, &v[2]))
 		return bad_line(fc, line, "bad uid, gid or octal mode");
 	/* the first capabilities= counts; others (selabel=...) are not ours */

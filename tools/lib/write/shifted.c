@@ -119,6 +119,7 @@ struct kiln_shift_finder {
 	struct kiln_dctx *dctx;
 	uint8_t *buf;
 	size_t cap;
+	bool whole;			/* this search: whole pclusters only */
 };
 
 struct kiln_shift_finder *kiln_shift_finder_new(const struct kiln_shift_index *x)
@@ -152,7 +153,8 @@ void kiln_shift_finder_free(struct kiln_shift_finder *f)
 
 /*
  * How much of the earlier pcluster, decoded from the image, p[0..n)
- * starts with: all of it, at least prefix_min of a compressed one, or 0.
+ * starts with: all of it, at least prefix_min of a compressed one (unless
+ * f->whole), or 0.
  */
 static size_t same_content(struct kiln_shift_finder *f,
 			   const struct kiln_shift_ent *e, const uint8_t *p,
@@ -188,7 +190,7 @@ static size_t same_content(struct kiln_shift_finder *f,
 	}
 	while (m < n && f->buf[m] == p[m])
 		m++;
-	if (m == e->llen || (!e->plain && m >= min))
+	if (m == e->llen || (!e->plain && !f->whole && m >= min))
 		return m;
 	return 0;
 }
@@ -231,7 +233,7 @@ candidate(struct kiln_shift_finder *f, const uint8_t *in, size_t len,
 }
 
 size_t kiln_shift_find(struct kiln_shift_finder *f, const uint8_t *in,
-		       size_t len, uint64_t seq, uint8_t zcfg,
+		       size_t len, uint64_t seq, uint8_t zcfg, bool whole,
 		       struct kiln_shift_match *m, size_t max)
 {
 	uint64_t h = 0, unknown = 0;
@@ -243,6 +245,7 @@ size_t kiln_shift_find(struct kiln_shift_finder *f, const uint8_t *in,
 
 	if (!__atomic_load_n(&f->x->nr, __ATOMIC_ACQUIRE) || seq < KILN_SHIFT_LAG)
 		return 0;
+	f->whole = whole;
 	while (i < pre)		/* no anchor before 64 bytes */
 		GEAR(h, in[i++]);
 	while (nr < max && misses < MAX_MISSES) {

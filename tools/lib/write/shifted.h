@@ -91,10 +91,10 @@ struct kiln_shift_finder *kiln_shift_finder_new(const struct kiln_shift_index *x
 void kiln_shift_finder_free(struct kiln_shift_finder *f);
 /*
  * The matches in in[0..len), at most max, in order and apart, for a
- * segment seq of algorithm zcfg: their number.
+ * segment seq of algorithm zcfg (whole: no prefixes): their number.
  */
 size_t kiln_shift_find(struct kiln_shift_finder *f, const uint8_t *in,
-		       size_t len, uint64_t seq, uint8_t zcfg,
+		       size_t len, uint64_t seq, uint8_t zcfg, bool whole,
 		       struct kiln_shift_match *m, size_t max);
 
 #endif

@@ -141,8 +141,8 @@ struct kiln_inode *tar_inode_new(struct tarscan *ts, const char *path,
 					       &gid, &caps))
 		return NULL;
 	kiln_image_ids(o, uid, gid, &uid, &gid);
-	if (uid > UINT32_MAX || gid > UINT32_MAX) {
-		tar_err(ts, path, "uid or gid (plus any offset) is over 32 bits");
+	if (uid > KILN_ID_MAX || gid > KILN_ID_MAX) {
+		tar_err(ts, path, "uid or gid (plus any offset) is over 4294967294");
 		return NULL;
 	}
 	in = xcalloc(1, sizeof(*in));

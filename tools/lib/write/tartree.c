@@ -164,7 +164,11 @@ static struct kiln_inode *entry_inode(struct tarscan *ts,
 	if (S_ISLNK(mode)) {
 		const char *t = archive_entry_symlink(e);
 
-		in->symlink = xstrdup(t ? t : "");
+		/* as symlink(2) takes them: the kernel reads 4095 bytes */
+		if (!t || !*t || strlen(t) >= 4096)
+			return tar_err(ts, path, "symlink target empty or over "
+				       "4095 bytes"), NULL;
+		in->symlink = xstrdup(t);
 		in->size = strlen(in->symlink);
 	}
 	if (S_ISREG(mode))
@@ -278,11 +282,18 @@ static int read_tar(struct tarscan *ts, struct archive *a)
 	struct archive_entry *e;
 	int r;
 
+	/*
+	 * A warning is mostly an entry libarchive read in part: a pax record
+	 * it could not parse (the path or an xattr in it lost), a header it
+	 * dropped (a Solaris ACL). GNU tar and erofs-utils fail then; so do
+	 * we, rather than build what the tar did not say. The one kept is a
+	 * name not in the locale's charset (UTF-8 under "C"): the name's bytes
+	 * are still there, as names are bytes to EROFS. libarchive gives no
+	 * code for it, only its words.
+	 */
 	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK ||
-	       r == ARCHIVE_WARN) {
-		if (r == ARCHIVE_WARN)
-			kiln_info(1, "%s: warning: %s", ts->name,
-				  archive_error_string(a));
+	       (r == ARCHIVE_WARN && strstr(archive_error_string(a),
+					    "can't be converted"))) {
 		if (add_entry(ts, a, e))
 			return -1;
 	}

@@ -207,10 +207,49 @@ static int read_inode(struct scan *s, struct kiln_inode *in, int dfd,
 	return 0;
 }
 
+/* How many directories deep a path is: its slashes. */
+static size_t depth(const char *p)
+{
+	size_t n = 0;
+
+	for (; *p; p++)
+		n += *p == '/';
+	return n;
+}
+
+/*
+ * Whether the visit (breadth first, each directory's entries in name
+ * order) meets path a before path b: shallower first, then name by name.
+ */
+static bool visited_before(const char *a, const char *b)
+{
+	size_t da = depth(a), db = depth(b);
+
+	if (da != db)
+		return da < db;
+	for (;;) {
+		size_t la = strcspn(a, "/"), lb = strcspn(b, "/");
+		int c = memcmp(a, b, la < lb ? la : lb);
+
+		if (c || la != lb)
+			return c ? c < 0 : la < lb;
+		if (!a[la])
+			return false;	/* the same path */
+		a += la + 1;
+		b += lb + 1;
+	}
+}
+
 /*
  * Adds a complete inode to the tree, or, if it is a hard link already
  * seen, frees it and returns the first one (complete too: an inode is
  * only shared once it is read, as the visit may look at it at once).
+ *
+ * A hard link's srcpath is its path the visit meets first, whichever
+ * scan found it first: what matches it against --compress-hints must not
+ * depend on --workers. The visit meets it there only once that path's
+ * directory is scanned, so the path never changes after the visit (and
+ * the workers) have it.
  */
 static struct kiln_inode *add_inode(struct scan *s, struct kiln_inode *in,
 				    const struct stat *st)
@@ -228,12 +267,18 @@ static struct kiln_inode *add_inode(struct scan *s, struct kiln_inode *in,
 				    kiln_android_same(first, in);
 
 			first->nlink += same;
-			pthread_mutex_unlock(&s->lock);
-			if (!same)
+			if (!same)	/* under the lock: srcpath may move */
 				kiln_err("%s and %s: hard links get different "
 					 "owners, modes or labels from the "
 					 "fs_config or file_contexts", in->srcpath,
 					 first->srcpath);
+			if (same && visited_before(in->srcpath, first->srcpath)) {
+				char *p = first->srcpath;
+
+				first->srcpath = in->srcpath;
+				in->srcpath = p;	/* freed with in */
+			}
+			pthread_mutex_unlock(&s->lock);
 			kiln_xattrs_drop(in);
 			inode_free(in);
 			return same ? first : NULL;	/* the table's: stable */
@@ -282,9 +327,9 @@ static struct kiln_inode *scan_one(struct scan *s, int dfd, const char *name,
 	}
 	st.st_mode = mode;
 	kiln_image_ids(s->o, uid, gid, &uid, &gid);
-	if (uid > UINT32_MAX || gid > UINT32_MAX) {
+	if (uid > KILN_ID_MAX || gid > KILN_ID_MAX) {
 		kiln_err("%s: uid or gid plus --uid-offset/--gid-offset is over "
-			 "%u", path, UINT32_MAX);
+			 "%u", path, KILN_ID_MAX);
 		free(path);
 		return NULL;
 	}

@@ -74,6 +74,12 @@ int kiln_xattr_add(struct kiln_inode *inode, const char *path,
 		kiln_err("%s: xattr name too long: %s", path, name);
 		return -1;
 	}
+	/* the kernel lists "user." but reads it as EINVAL (an ACL's prefix
+	   is its whole name: it has none after it) */
+	if (!*rest && rest[-1] == '.') {
+		kiln_err("%s: xattr %s: no name after the prefix", path, name);
+		return -1;
+	}
 	if (len > UINT16_MAX) {
 		kiln_err("%s: xattr %s: value too large", path, name);
 		return -1;
