@@ -59,6 +59,27 @@ test_dump_super() {
 				fail "img$i $key: '$ours', 1.5: '$theirs'"
 		done
 	done
+	# compatible features (sb_csum, mtime here) need no kernel: an older
+	# one ignores them and mounts
+	mkdir -p "$T/plainsrc"
+	echo x > "$T/plainsrc/f"
+	"$BIN/mkfs.erofs" --quiet "$T/plain.img" "$T/plainsrc"
+	dump -s "$T/plain.img" > "$T/ours"
+	assert_grep "compatible features: *sb_csum" "$T/ours"
+	! grep -q "kernel version" "$T/ours" ||
+		fail "a plain image wants $(grep 'kernel version' "$T/ours")"
+	# "." and ".." in --path, as a shell takes them
+	mkdir -p "$T/plainsrc/a/b"
+	"$BIN/mkfs.erofs" --quiet "$T/plain.img" "$T/plainsrc"
+	dump --path=/f "$T/plain.img" > "$T/want"
+	local p
+	for p in /a/../f /./f /a/b/../../f /../f /a/./b/../../f; do
+		dump --path="$p" "$T/plain.img" | cmp -s - "$T/want" ||
+			fail "--path=$p is not /f"
+	done
+	dump --path=/a/. "$T/plain.img" | grep -q "^Path : /a$" ||
+		fail "--path=/a/. is not /a"
+	assert_rc 1 "$T/out" dump --path=/f/.. "$T/plain.img"
 }
 
 test_dump_inodes_extents() {

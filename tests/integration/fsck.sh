@@ -267,6 +267,57 @@ test_fsck_extract_swapped() {
 	done
 }
 
+# ACLs extract as the image has them: a directory's default ACL is set
+# after its children are made, so they inherit nothing the image does not
+# hold; --no-preserve-perms restores no ACL over the umask's mode.
+test_fsck_extract_acls() {
+	need_root
+	mkdir -p "$T/src/d/sub" "$T/src/shut/in"
+	echo f > "$T/src/d/f"
+	echo a > "$T/src/acl"
+	chmod 0674 "$T/src/acl"
+	setfacl -m u:1234:rw- "$T/src/acl"
+	setfacl -d -m u:1000:rwx "$T/src/d"	# after its children
+	echo g > "$T/src/shut/in/g"
+	setfacl -m u:1234:r-x "$T/src/shut"
+	chmod 0555 "$T/src/shut"
+	mkfs -zlz4 "$T/img" "$T/src"
+	mount_erofs "$T/img" "$T/m"
+	$TREECMP "$T/src" "$T/m" || fail "the mount differs"
+	umount "$T/m"
+	extract_cmp "$T/img" "$T/src"
+	getfacl -cp "$T/x/d/f" 2>/dev/null | grep -q 'user:1000' &&
+		fail "d/f inherited d's default ACL"
+	rm -rf "$T/x"
+	(umask 077 && fsck --extract="$T/x" --no-preserve-perms "$T/img") ||
+		fail "fsck --no-preserve-perms"
+	[ "$(stat -c %a "$T/x/acl")" = 600 ] ||
+		fail "acl is $(stat -c %a "$T/x/acl") with --no-preserve-perms under umask 077"
+	getfacl -cp "$T/x/acl" 2>/dev/null | grep -q 'user:1234' &&
+		fail "acl's ACL restored with --no-preserve-perms"
+	true
+}
+
+# Paths up to 4095 bytes (what mkfs takes from a tar, and the kernel
+# reads) check clean and extract; fsck once called 4000 "too long".
+test_fsck_long_paths() {
+	python3 - "$T/t.tar" <<-'EOF'
+		import io, sys, tarfile
+		with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+		    d = "/".join(["d%03d" % k + "x" * 195 for k in range(20)])
+		    name = d + "/" + "f" * (4094 - len(d) - 1)
+		    assert len(name) == 4094
+		    i = tarfile.TarInfo(name); i.size = 5
+		    t.addfile(i, io.BytesIO(b"deep\n"))
+	EOF
+	"$BIN/mkfs.erofs" --quiet --tar=f "$T/img" "$T/t.tar"
+	fsck "$T/img" || fail "a 4094-byte path is not clean"
+	mkdir "$T/x"
+	fsck --extract="$T/x" "$T/img" || fail "a 4094-byte path does not extract"
+	[ "$(cd "$T/x" && find . -type f -execdir cat {} \;)" = deep ] ||
+		fail "the deep file reads otherwise"
+}
+
 # Holes of a chunk-based image stay holes when extracted.
 test_fsck_holes() {
 	need_root
@@ -357,6 +408,8 @@ test_fsck_agrees_with_kernel() {
 	extents encoded.extents -zlz4 -Elegacy-compress
 	frag-and-inline fragment -zlz4 -Eztailpacking
 	plain-pfx prefix -zlz4 -Efragments --xattr-prefix=user.foo.
+	prefix-count without.the.xattr_prefixes -T 1000000000
+	chunks-nobit same --chunksize=4096 -T 1000000000
 	CASES
 }
 

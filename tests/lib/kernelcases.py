@@ -15,6 +15,12 @@ named is a root entry. Cases:
   name-filter     a name filter that hides every name
   name-filter-exact  one that hides every name but small's own two
   acl-version     a POSIX ACL of version 3
+  prefix-count    xattr_prefix_count 1 without the xattr_prefixes feature
+  chunks-nobit    chunk-based inodes without the chunked_file feature bit
+  packed-size     the packed inode 40 KiB longer, its index short of it: not
+                  a kernel case (no file reads there), but erofs-utils'
+                  fsck checks the packed inode whole, and so must ours
+                  (test_fragments_damaged)
 """
 import os
 import struct
@@ -117,6 +123,14 @@ def main():
         k = bytes(b).find(bytes.fromhex("0200000001000600"))
         assert k > 0, "no ACL value found"
         b[k] = 3
+    elif case == "packed-size":
+        ino = im.inode(struct.unpack_from("<Q", b, SB + 0x60)[0])
+        at = ino["pos"] + 8   # i_size, compact or extended
+        struct.pack_into("<I", b, at, u32(b, at) + 40960)
+    elif case == "chunks-nobit":
+        struct.pack_into("<I", b, SB + 80, u32(b, SB + 80) & ~0x04)
+    elif case == "prefix-count":
+        b[SB + 91] = 1
     else:
         sys.exit("kernelcases.py: unknown case " + case)
     resign(b)

@@ -182,7 +182,11 @@ static uint64_t pick_isize(uint32_t blksz)
 	return upto(1) ? lcs * blksz : (lcs - 1) * blksz + 1 + upto(blksz - 1);
 }
 
-/* Pclusters up to 1 MiB, but under 2048 blocks (see the case below). */
+/*
+ * Pclusters up to 1 MiB, but under 2048 blocks (see the case below), and
+ * for lz4 what the kernel takes (erofs_lz4_max_pclusterblks: 256 blocks
+ * under 4 KiB), as mkfs/check.c refuses more.
+ */
 static void pick_case(struct zcase *z)
 {
 	uint32_t pcls[] = { 1, 2, 4, 16, 0 };
@@ -194,6 +198,9 @@ static void pick_case(struct zcase *z)
 	z->blksz = 1u << z->bits;
 	pcls[4] = (1u << 20 >> z->bits) > 2047 ? 2047 : 1u << 20 >> z->bits;
 	z->cfg.c = comps[rnd() % 4];
+	if (z->cfg.c->alg == EROFS_ALG_LZ4 &&
+	    pcls[4] > erofs_lz4_max_pclusterblks(z->bits))
+		pcls[4] = erofs_lz4_max_pclusterblks(z->bits);
 	z->cfg.pclustersize = pcls[rnd() % 5] * z->blksz;
 	z->cfg.full_index = !upto(3) || z->bits > EROFS_MAX_COMPACT_LCBITS;
 	z->cfg.tailpacking = upto(1);

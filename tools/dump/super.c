@@ -17,6 +17,9 @@ static const struct feature {
 	{ true, EROFS_FEATURE_COMPAT_SB_CHKSUM, "sb_csum", 504 },
 	{ true, EROFS_FEATURE_COMPAT_MTIME, "mtime", 0 },
 	{ true, EROFS_FEATURE_COMPAT_XATTR_FILTER, "xattr_filter", 606 },
+	{ true, EROFS_FEATURE_COMPAT_SHARED_EA_IN_METABOX,
+	  "shared_ea_in_metabox", 617 },
+	{ true, EROFS_FEATURE_COMPAT_PLAIN_XATTR_PFX, "plain_xattr_pfx", 617 },
 	{ false, EROFS_FEATURE_INCOMPAT_ZERO_PADDING, "lz4_0padding", 504 },
 	{ false, EROFS_FEATURE_INCOMPAT_COMPR_CFGS, "compr_cfgs", 513 },
 	{ false, EROFS_FEATURE_INCOMPAT_BIG_PCLUSTER, "big_pcluster", 513 },
@@ -56,7 +59,8 @@ static unsigned int print_features(const struct erofs_super_block *sb,
 		if (f->compat != compat || !(have & f->bit))
 			continue;
 		printf("%s ", f->name);
-		if (f->kver > kver)
+		/* an older kernel ignores a compatible feature: it mounts */
+		if (!compat && f->kver > kver)
 			kver = f->kver;
 	}
 	printf("\n");

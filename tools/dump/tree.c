@@ -110,11 +110,19 @@ static int match(struct dump *dp, void *arg, const char *name, uint64_t nid,
 	return 1;			/* stop */
 }
 
+/*
+ * "." and ".." are taken by name, as a shell would: ".." drops the last
+ * component (the root's is the root), "." nothing. The directory
+ * listings skip them, so they are never looked up.
+ */
 int dump_lookup(struct dump *dp, const char *path, uint64_t *nid,
 		char **plain)
 {
 	char *copy = xstrdup(path), *save = NULL;
 	char *out = xcalloc(1, strlen(path) + 2);	/* "/a/b", no "//" */
+	size_t max = strlen(path) / 2 + 2, depth = 0;
+	uint64_t *up = xcalloc(max, sizeof(*up));	/* nids on the way */
+	const char **names = xcalloc(max, sizeof(*names));
 	uint64_t cur = dp->img.sb.root_nid;
 	int ret = 0;
 
@@ -123,18 +131,35 @@ int dump_lookup(struct dump *dp, const char *path, uint64_t *nid,
 		struct find f = { .name = c };
 		struct kiln_rinode ri;
 
-		if (kiln_inode_load(&dp->img, cur, &ri, &dp->d) ||
-		    dump_dir_each(dp, &ri, match, &f) < 0) {
+		if (kiln_inode_load(&dp->img, cur, &ri, &dp->d)) {
+			ret = -1;
+		} else if (!S_ISDIR(ri.mode)) {
+			kiln_diag_set(&dp->d, "%s: not a directory on the way",
+				      path);
+			ret = -1;
+		} else if (!strcmp(c, ".")) {
+			continue;
+		} else if (!strcmp(c, "..")) {
+			if (depth)
+				cur = up[--depth];
+			continue;
+		} else if (dump_dir_each(dp, &ri, match, &f) < 0) {
 			ret = -1;
 		} else if (!f.found) {
 			kiln_diag_set(&dp->d, "%s: no such file or directory",
 				      path);
 			ret = -1;
+		} else {
+			up[depth] = cur;
+			names[depth++] = c;
+			cur = f.nid;
 		}
-		cur = f.nid;
-		strcat(strcat(out, "/"), c);
 	}
+	for (size_t k = 0; k < depth; k++)
+		strcat(strcat(out, "/"), names[k]);
 	free(copy);
+	free(up);
+	free(names);
 	*nid = cur;
 	*plain = out[0] ? out : strcpy(out, "/");
 	return ret;

@@ -363,8 +363,13 @@ struct xattr_set {
 static int set_one(void *arg, const char *name, const void *value, size_t len)
 {
 	struct xattr_set *s = arg;
-	int r = s->fd >= 0 ? fsetxattr(s->fd, name, value, len, 0) :
-		lsetxattr(s->proc, name, value, len, 0);
+	int r;
+
+	/* an ACL is permissions: it would undo --no-preserve-perms' umask */
+	if (!s->f->o->preserve_perms && !strncmp(name, "system.posix_acl_", 17))
+		return 0;
+	r = s->fd >= 0 ? fsetxattr(s->fd, name, value, len, 0) :
+	    lsetxattr(s->proc, name, value, len, 0);
 
 	if (r) {
 		char what[300];
@@ -519,7 +524,12 @@ static int by_path_desc(const void *a, const void *b)
 		       ((const struct fsck_dirmeta *)b)->path);
 }
 
-/* Hardlinks, then directory metadata, children before their parents. */
+/*
+ * Hardlinks, then directory metadata, children before their parents. A
+ * directory's xattrs wait for its children too: its default ACL would
+ * give each new child an ACL the image does not have, and its access ACL
+ * could shut out the extraction.
+ */
 void fsck_extract_end(struct fsck *f)
 {
 	if (!fsck_extracting(f)) {
@@ -557,6 +567,7 @@ void fsck_extract_end(struct fsck *f)
 			continue;
 		}
 		fsck_set_meta(f, path, &f->dirs[i].ri, fd);
+		fsck_set_xattrs(f, path, &f->dirs[i].ri, fd);
 		close(fd);
 	}
 	if (f->rootfd >= 0)

@@ -84,8 +84,11 @@ static void finish_file(struct file_data *fd, struct fsck_worker *wk)
 		close(fd->out);
 	}
 	if (wk) {		/* NULL: a worker that could not start */
-		wk->files++;
-		wk->logical += fd->ri.size;
+		/* the packed inode is no file, but its blocks are stored */
+		if (!f->img.packed || fd->ri.nid != f->img.packed->nid) {
+			wk->files++;
+			wk->logical += fd->ri.size;
+		}
 		wk->physical += fd->physical;
 	}
 	if (fd->on_heap) {

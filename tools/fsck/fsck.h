@@ -56,6 +56,8 @@ struct fsck_node {
  * owners, device nodes, xattrs as an ordinary user).
  */
 enum fsck_kind { FSCK_IMAGE, FSCK_ENV, FSCK_WARN, FSCK_KINDS };
+/* what messages about the packed inode (in no directory) name */
+#define FSCK_PACKED_PATH "(packed inode)"
 
 struct fsck_msg {
 	char *path, *text;

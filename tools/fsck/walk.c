@@ -197,9 +197,17 @@ static int dirent_cb(void *arg, const char *name, size_t len, uint64_t nid,
 		return 0;
 	}
 	path = child_path(w->path, name, len);
-	if (strlen(path) >= 4000) {
-		fsck_error(f, path, "path too long");
+	/*
+	 * Paths are kept whole (messages, extraction below DIR), so one over
+	 * PATH_MAX less its leading '/' is where fsck stops: not damage (the
+	 * kernel walks any depth), but not checked either, so not clean.
+	 */
+	if (strlen(path) > 4096) {
+		fsck_error(f, path, "path over 4095 bytes: not checked "
+			   "(fsck.erofs's limit)");
 		free(path);
+		if (ftype == EROFS_FT_DIR)
+			w->subdirs++;	/* its link count is not at fault */
 		return 0;
 	}
 	pthread_mutex_lock(&f->lock);
@@ -266,8 +274,6 @@ static void check_dir(struct fsck *f, struct fsck_worker *wk,
 		w.dfd = fsck_open_dir(f, fsck_rel(j->path));
 		if (w.dfd < 0)
 			fsck_out_fail(f, fsck_rel(j->path), "open the directory");
-		else
-			fsck_set_xattrs(f, fsck_rel(j->path), &ri, w.dfd);
 	}
 	made = w.dfd >= 0;
 	if (f->o->workers < 2 && w.dfd >= 0) {
@@ -425,6 +431,28 @@ static void worker_exit(void *ctx)
 	free(w);
 }
 
+/*
+ * The packed inode whole, not only where files' fragments point: the
+ * kernel maps it as one file, so an index past the image fails every
+ * file with a fragment, however little of it fsck would have read.
+ */
+struct packed_job {
+	struct kiln_job job;
+	struct fsck *f;
+};
+
+static void packed_fn(struct kiln_job *job, void *ctx)
+{
+	struct packed_job *j = (struct packed_job *)job;
+
+	if (ctx)
+		fsck_file_data(j->f, ctx, j->f->img.packed, FSCK_PACKED_PATH, -1);
+	else
+		fsck_msg(j->f, FSCK_ENV, FSCK_PACKED_PATH, "not checked: a "
+			 "worker could not start (out of memory)");
+	free(j);
+}
+
 int fsck_walk(struct fsck *f)
 {
 	uint64_t root = f->img.sb.root_nid;
@@ -441,6 +469,13 @@ int fsck_walk(struct fsck *f)
 	n->path = xstrdup("/");
 	submit_dir(f, root, root, n->path);
 	pthread_mutex_unlock(&f->lock);
+	if (f->img.packed) {
+		struct packed_job *j = xcalloc(1, sizeof(*j));
+
+		*j = (struct packed_job){
+			.job = { .fn = packed_fn, .detached = true }, .f = f };
+		kiln_wq_submit(&f->wq, &j->job);
+	}
 	kiln_wq_drain(&f->wq);
 	kiln_wq_stop(&f->wq);
 	fsck_check_links(f);

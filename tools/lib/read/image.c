@@ -227,9 +227,10 @@ static int parse_cfgs(struct kiln_image *img, struct kiln_diag *d)
 			img->zstd_window = 1u << (rec[1] + 10);
 		}
 	}
-	if (img->max_pclusterblks > (1u << 20) >> img->blkszbits) {
+	if (img->max_pclusterblks > erofs_lz4_max_pclusterblks(img->blkszbits)) {
 		kiln_diag_set(d, "lz4 configuration: %u-block pclusters are "
-			      "over 1 MiB", img->max_pclusterblks);
+			      "over the kernel's %u", img->max_pclusterblks,
+			      erofs_lz4_max_pclusterblks(img->blkszbits));
 		return -1;
 	}
 	return 0;

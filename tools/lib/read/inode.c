@@ -126,11 +126,11 @@ static int check_layout(const struct kiln_image *img, struct kiln_rinode *ri,
 		}
 		return 0;
 	case EROFS_INODE_CHUNK_BASED:
-		if (!img->chunked) {
-			kiln_diag_set(d, "chunk-based inode without the "
-				      "chunked-file feature");
-			return -1;
-		}
+		/*
+		 * Without the chunked-file feature bit too: the kernel reads
+		 * them (it checks no bit), and erofs-utils' --tar=i writes
+		 * them so.
+		 */
 		return 0;
 	}
 	kiln_diag_set(d, "unknown data layout %u", ri->layout);

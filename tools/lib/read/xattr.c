@@ -86,8 +86,14 @@ int kiln_xattr_prefixes_load(struct kiln_image *img, struct kiln_diag *d)
 	struct kiln_dctx *x;
 	int ret;
 
-	if (!(img->sb.feature_incompat & EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES))
-		return 0;
+	if (!(img->sb.feature_incompat & EROFS_FEATURE_INCOMPAT_XATTR_PREFIXES)) {
+		if (!img->sb.xattr_prefix_count)
+			return 0;
+		/* the kernel loads the table by its count and fails */
+		kiln_diag_set(d, "%u long xattr prefixes without the "
+			      "xattr_prefixes feature", img->sb.xattr_prefix_count);
+		return -1;
+	}
 	x = img->packed ? kiln_dctx_new(img) : NULL;
 	if (img->packed && !x) {
 		kiln_diag_set(d, "out of memory");
