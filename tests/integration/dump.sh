@@ -137,14 +137,21 @@ test_dump_stats() {
 }
 
 # --cat against the kernel: every regular file of three images.
+# Every file but most of bigdir's 3000 alike ones (each a run of the tool:
+# all of them took minutes under ASan): its odd names stay, and one in 50.
 test_dump_cat() {
 	need_root
-	local i p
+	local i p n
 	dump_images
 	for i in 0 2 3; do
 		mount_erofs "$T/img$i" "$T/m$i"
+		n=0
 		while IFS= read -r -d '' p; do
 			p=${p#.}
+			if [[ $p =~ ^/bigdir/[0-9]+_ ]]; then
+				n=$((n + 1))
+				[ $((n % 50)) = 1 ] || continue
+			fi
 			dump --cat --path="$p" "$T/img$i" > "$T/c" ||
 				fail "img$i --cat $p: $(head -c 300 "$T/c")"
 			cmp -s "$T/c" "$T/m$i$p" || fail "img$i --cat $p differs"
