@@ -64,6 +64,13 @@ struct kiln_mkfs_opts {
 	uint32_t pcluster_default;	/* -C: a file's pclusters unless a
 					   hint says (compr's: the largest) */
 	unsigned int workers;		/* compression threads */
+	/*
+	 * The process exits once kiln_mkfs returns: the tree is left to the
+	 * exit. Freeing a large one (hundreds of thousands of small blocks)
+	 * is serial time at the end of every build, and musl hands each
+	 * emptied group of blocks back to the kernel, one munmap each.
+	 */
+	bool exit_after;
 	int inode_form;			/* KILN_INODE_*: -E force-inode-... */
 	bool ignore_mtime;		/* compact inodes may drop their mtime */
 	bool no_inline_data;		/* regular files' tails in blocks */

@@ -485,6 +485,7 @@ int main(int argc, char **argv)
 		if (o.block_list_file &&
 		    mkfs_block_list_open(&bl, o.block_list_file))
 			return 1;
+		o.exit_after = true;
 		ret = kiln_mkfs(&o);
 		if (o.block_list_file &&
 		    mkfs_block_list_close(&bl, !ret, o.image, o.mount_point))

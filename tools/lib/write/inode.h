@@ -99,7 +99,7 @@ struct kiln_inode {
 	uint32_t base_max;		/* zwriter: inode + xattrs, at most */
 	uint32_t ztail_room;		/* zwriter: for an inline tail pcluster */
 	uint32_t rec_tail;		/* zwriter: where rec holds the tail */
-	struct kiln_extent *zext;	/* zwriter: extents, until finished */
+	struct kiln_extent *zext;	/* zwriter: extents, for the index */
 	uint32_t nr_zext;
 	bool zwritten;			/* data through the zwriter: compressed,
 					   or flat if small or if that does

@@ -122,7 +122,10 @@ static int build(const struct kiln_mkfs_opts *o, struct kiln_target *t)
 			  l.nr, l.blksz);
 	kiln_layout_free(&l);
 	kiln_xattrs_free(&tree, &pool);
-	kiln_tree_free(&tree);
+	if (o->exit_after)
+		kiln_tree_keep(&tree);
+	else
+		kiln_tree_free(&tree);
 	return ret;
 }
 

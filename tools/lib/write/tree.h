@@ -38,6 +38,11 @@ int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree);
 /* Builds the tree of the EROFS images o->layers merged (layers.c). */
 int kiln_layers_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree);
 void kiln_tree_free(struct kiln_tree *tree);
+/*
+ * Takes the tree over until the process exits, unfreed but reachable (a
+ * leak checker stays quiet); one tree at a time, the one before is freed.
+ */
+void kiln_tree_keep(struct kiln_tree *tree);
 /* Appends in to the tree's inodes (callers serialise). */
 void kiln_tree_add(struct kiln_tree *t, struct kiln_inode *in);
 /* Frees the inodes no name leads to any more (nlink 0), before layout. */

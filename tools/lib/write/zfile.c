@@ -69,8 +69,9 @@ int kiln_zinode_finish(struct kiln_inode *in, const struct kiln_compr_cfg *cfg,
 		kiln_zmap_encode(in->rec + round_up(base, 8), in->zext,
 				 in->nr_zext, in->size,
 				 (uint16_t)in->inline_size, in->frag_off, &fmt);
-		free(in->zext);
-		in->zext = NULL;
+		/* freed with the tree, once the workers are gone: freed
+		   here, one by one, musl hands their pages back while the
+		   workers run, an munmap and a TLB shootdown every few */
 	}
 	if (at > in->rec_tail) {
 		kiln_err("%s: internal error: index ends at %u, after its "
