@@ -292,8 +292,8 @@ static int read_tar(struct tarscan *ts, struct archive *a)
 	 * code for it, only its words.
 	 */
 	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK ||
-	       (r == ARCHIVE_WARN && strstr(archive_error_string(a),
-					    "can't be converted"))) {
+	       (r == ARCHIVE_WARN && archive_error_string(a) &&
+		strstr(archive_error_string(a), "can't be converted"))) {
 		if (add_entry(ts, a, e))
 			return -1;
 	}

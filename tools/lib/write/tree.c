@@ -12,6 +12,7 @@
  * calling thread visits the inodes in the image's order, each directory
  * as soon as its scan is done, so the writer need not wait for the walk.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -19,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "format/erofs_fs.h"
@@ -372,46 +372,22 @@ static void add_dentry(struct kiln_inode *dir, char *name,
 	d->inode = in;
 }
 
-/*
- * getdents64 into a buffer of the thread's, not opendir: a DIR is a 2 KiB
- * allocation per directory and a system call per 2 KiB of names, and
- * musl's allocator gives such blocks back to the kernel as soon as they
- * are free, an munmap and a TLB shootdown across the workers every few
- * directories.
- */
-struct dirent64_rec {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
-static _Thread_local _Alignas(8) char dents_buf[32768];
-
-/* All names first: the loop then makes calls between getdents's. */
-static char **read_names(int fd, const char *path, size_t *count)
+/* All names first: the loop then makes calls between readdir's. */
+static char **read_names(DIR *d, const char *path, size_t *count)
 {
+	struct dirent *de;
 	char **names = NULL;
 	size_t n = 0;
-	long got;
 
-	while ((got = syscall(SYS_getdents64, fd, dents_buf,
-			      sizeof(dents_buf))) > 0) {
-		for (long at = 0; at < got;) {
-			struct dirent64_rec *de = (void *)(dents_buf + at);
-
-			at += de->d_reclen;
-			if (!strcmp(de->d_name, ".") ||
-			    !strcmp(de->d_name, ".."))
-				continue;
-			if (!(n & (n - 1)))
-				names = xrealloc(names, (n ? 2 * n : 1) *
-						 sizeof(*names));
-			names[n++] = xstrdup(de->d_name);
-		}
+	errno = 0;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (!(n & (n - 1)))
+			names = xrealloc(names, (n ? 2 * n : 1) * sizeof(*names));
+		names[n++] = xstrdup(de->d_name);
 	}
-	if (got < 0) {
+	if (errno) {
 		kiln_err("%s: %s", path, strerror(errno));
 		while (n)
 			free(names[--n]);
@@ -452,31 +428,30 @@ static int scan_entry(struct scan *s, struct kiln_inode *dir, int dfd,
 static int scan_dir(struct scan *s, struct kiln_inode *dir,
 		    struct kiln_inode *parent)
 {
-	int fd = openat(AT_FDCWD, dir->srcpath,
-			O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = opendir(dir->srcpath);
 	size_t n = 0, i;
 	char **names;
 	int ret = 0;
 
-	if (fd < 0) {
+	if (!d) {
 		kiln_err("%s: %s", dir->srcpath, strerror(errno));
 		return -1;
 	}
-	names = read_names(fd, dir->srcpath, &n);
+	names = read_names(d, dir->srcpath, &n);
 	if (!names) {
-		close(fd);
+		closedir(d);
 		return -1;
 	}
 	dir->nlink = 2;
 	dir->dentries = xmalloc((n + 2) * sizeof(*dir->dentries));
 	for (i = 0; i < n && !ret && !atomic_load(&s->failed); i++) {
-		int r = scan_entry(s, dir, fd, names[i]);
+		int r = scan_entry(s, dir, dirfd(d), names[i]);
 
 		if (!r)
 			names[i] = NULL;	/* a dentry's now */
 		ret = r < 0 ? -1 : 0;
 	}
-	close(fd);
+	closedir(d);
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
@@ -624,4 +599,3 @@ void kiln_tree_keep(struct kiln_tree *tree)
 	kept = *tree;
 	memset(tree, 0, sizeof(*tree));
 }
-
