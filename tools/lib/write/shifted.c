@@ -39,6 +39,7 @@ void kiln_shift_init(struct kiln_shift_index *x, int fd,
 	if (!gear[0])
 		gear_init();
 	x->heads = xcalloc(1u << BUCKET_BITS, sizeof(*x->heads));
+	x->present = xcalloc(1u << BUCKET_BITS >> 6, sizeof(*x->present));
 	x->chunks = xcalloc(MAX_CHUNKS, sizeof(*x->chunks));
 	x->fd = fd;
 	x->blkszbits = blkszbits;
@@ -51,6 +52,7 @@ void kiln_shift_free(struct kiln_shift_index *x)
 		free(x->chunks[i]);
 	free(x->chunks);
 	free(x->heads);
+	free(x->present);
 }
 
 static uint32_t bucket(uint64_t key)
@@ -76,6 +78,8 @@ void kiln_shift_add(struct kiln_shift_index *x, const struct kiln_shift_ent *e)
 	to = &x->chunks[c][i & ((1u << CHUNK_BITS) - 1)];
 	*to = *e;
 	to->next = x->heads[b];
+	__atomic_fetch_or(&x->present[b >> 6], 1ull << (b & 63),
+			  __ATOMIC_RELAXED);
 	/* the entry whole before a reader can reach it */
 	__atomic_store_n(&x->heads[b], i + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&x->nr, i + 1, __ATOMIC_RELEASE);
@@ -208,9 +212,18 @@ candidate(struct kiln_shift_finder *f, const uint8_t *in, size_t len,
 	size_t min = kiln_shift_prefix_min(f->x->blkszbits);
 
 	const struct kiln_shift_index *x = f->x;
-	uint32_t k = __atomic_load_n(&x->heads[bucket(key)], __ATOMIC_ACQUIRE);
+	uint32_t b = bucket(key), k;
 
 	*known = false;
+	/*
+	 * Most anchors find nothing: a bit (32 KiB, cached) says so, where a
+	 * bucket head would be a cache miss. Entries the segment may use
+	 * were added before it was queued, so their bits are seen.
+	 */
+	if (!(__atomic_load_n(&x->present[b >> 6], __ATOMIC_RELAXED) &
+	      1ull << (b & 63)))
+		return NULL;
+	k = __atomic_load_n(&x->heads[b], __ATOMIC_ACQUIRE);
 	for (; k; k = entry(x, k - 1)->next) {
 		const struct kiln_shift_ent *e = entry(x, k - 1);
 		size_t p = i - e->anchor;

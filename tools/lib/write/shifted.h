@@ -52,6 +52,7 @@ struct kiln_shift_ent {
 
 struct kiln_shift_index {
 	uint32_t *heads;	/* entry + 1 per bucket, atomic */
+	uint64_t *present;	/* a bit per bucket with an entry, atomic */
 	struct kiln_shift_ent **chunks;
 	uint32_t nr;		/* entries, atomic */
 	/* where the workers decode candidates from */
