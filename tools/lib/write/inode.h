@@ -54,8 +54,10 @@ struct kiln_device {
 	uint8_t tag[64];		/* what names it, or zeros */
 };
 
-/* Grouped by size within each part, so no padding: the linux corpus has
-   83,732 inodes (248 bytes each, 288 before). */
+/*
+ * Grouped by size within each part, to waste little on padding: the linux
+ * corpus has 83,732 inodes (248 bytes each, 288 before).
+ */
 struct kiln_inode {
 	/* what the source tree says */
 	int64_t mtime;
