@@ -463,6 +463,29 @@ test_fsck_hostile_index() {
 	[ ! -e "$T/y/f" ] || fail "a file that failed its check was left"
 }
 
+# Two files that read one pcluster differently: a compressed, b's first
+# extent patched to a stored reference to a's block. Each decodes alone (so
+# erofs-utils 1.5's fsck passes it), but the kernel keeps one object per
+# pcluster and decodes it as the first file read it: b read first, a no
+# longer reads right. fsck.erofs reports the pcluster, once.
+test_fsck_shared_pcluster() {
+	need_root
+	mkdir -p "$T/src"
+	seq 1 20000 | sed 's/$/ lorem ipsum dolor sit amet/' > "$T/src/a"
+	python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(7).randbytes(4096))' > "$T/src/b"
+	seq 5000 9000 >> "$T/src/b"
+	mkfs -zlz4 -Elegacy-compress "$T/img" "$T/src"
+	fsck "$T/img" > /dev/null || fail "fsck before the change"
+	python3 tests/lib/patchimg.py "$T/img" b shared-plain a
+	mount_erofs "$T/img" "$T/m"
+	cat "$T/m/b" > /dev/null 2>&1 || true
+	! cmp -s "$T/m/a" "$T/src/a" 2>/dev/null ||
+		fail "the kernel read a right after b: no hazard shown"
+	assert_rc 4 "$T/out" fsck --workers=2 "$T/img"
+	assert_lines 2 "$T/out"
+	assert_grep "^fsck.erofs: \(pclusters\): pcluster at block 1 is read as lz4 and stored by different files$" "$T/out"
+}
+
 # A truncated image says so once: not once per inode past the end.
 test_fsck_truncated() {
 	assert_rc 4 "$T/out" fsck tests/damaged/truncated.img

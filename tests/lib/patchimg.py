@@ -13,6 +13,10 @@ NAME is an entry of the root directory. WHAT is one of:
   partial-ref  NAME's first extent (a full index) becomes a partial
                reference to OTHER's first pcluster, as erofs-utils' -E
                dedupe writes them: NAME then holds OTHER's first bytes
+  shared-plain NAME's first extent (a full index, stored) becomes a stored
+               reference to OTHER's first pcluster, which OTHER reads
+               compressed: each file decodes alone, but the kernel reads
+               the pcluster as whichever file reads it first
 giant-holes and huge-size need an extended inode (64-bit size). The
 superblock is re-signed.
 """
@@ -30,13 +34,18 @@ def main():
     path, name, what = sys.argv[1], sys.argv[2].encode(), sys.argv[3]
     im = Image(open(path, "rb").read())
     ino = im.inode(im.child(im.root, name)[3])
-    if what == "partial-ref":
+    if what in ("partial-ref", "shared-plain"):
         other = im.inode(im.child(im.root, sys.argv[4].encode())[3])
         assert ino["layout"] == other["layout"] == 1, "not full indexes"
         rec = (ino["tail"] + 7) // 8 * 8 + 16      # header, 8 reserved
         orec = (other["tail"] + 7) // 8 * 8 + 16
         blk = struct.unpack_from("<I", im.b, orec + 4)[0]
-        struct.pack_into("<HHI", im.b, rec, 0x8000 | 1, 0, blk)
+        if what == "partial-ref":
+            struct.pack_into("<HHI", im.b, rec, 0x8000 | 1, 0, blk)
+        else:
+            assert struct.unpack_from("<H", im.b, rec)[0] & 3 == 0, \
+                "NAME's first extent is not stored"
+            struct.pack_into("<HHI", im.b, rec, 0, 0, blk)
         resign(im.b)
         open(path, "wb").write(im.b)
         return

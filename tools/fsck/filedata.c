@@ -261,9 +261,11 @@ void fsck_file_data(struct fsck *f, struct fsck_worker *wk,
 			bad_extent(fd, pos.la, d.msg);
 			break;
 		}
-		for (size_t i = 0; i < wk->ext.nr; i++)
+		for (size_t i = 0; i < wk->ext.nr; i++) {
 			if (wk->ext.e[i].kind != KILN_EXT_HOLE)
 				fd->physical += wk->ext.e[i].plen;
+			fsck_pcluster_seen(f, &wk->ext.e[i]);
+		}
 		if (!fd->on_heap && pos.la < ri->size)
 			fd = share(fd);
 		if (!fd->on_heap || queue_window(fd, wk))

@@ -58,6 +58,8 @@ struct fsck_node {
 enum fsck_kind { FSCK_IMAGE, FSCK_ENV, FSCK_WARN, FSCK_KINDS };
 /* what messages about the packed inode (in no directory) name */
 #define FSCK_PACKED_PATH "(packed inode)"
+/* and what messages about a pcluster shared by several files name */
+#define FSCK_PCLUSTERS_PATH "(pclusters)"
 
 struct fsck_msg {
 	char *path, *text;
@@ -87,6 +89,7 @@ struct fsck {
 	struct fsck_dirmeta *dirs;
 	size_t ndirs, dirs_cap;
 	uint64_t files, dirs_seen, others, logical, physical;
+	struct pcl_shard *pcl;		/* pclusters.c, its own locks */
 	unsigned int big_files;		/* files whose batches are queued */
 	unsigned int queued;		/* batches queued, not yet done */
 	int rootfd;			/* --extract=DIR */
@@ -115,6 +118,15 @@ struct fsck_worker {
 struct fsck_node *fsck_node(struct fsck *f, uint64_t nid);
 void fsck_size_nodes(struct fsck *f);
 void fsck_check_links(struct fsck *f);
+
+/*
+ * pclusters.c: each pcluster as the files read it; after the walk, those
+ * that files read as different algorithms or sizes are reported
+ */
+void fsck_pclusters_init(struct fsck *f);
+void fsck_pcluster_seen(struct fsck *f, const struct kiln_fext *e);
+void fsck_pclusters_check(struct fsck *f);
+void fsck_pclusters_free(struct fsck *f);
 
 /* walk.c; messages: path is the image's ("/a/b") or DIR's */
 int fsck_walk(struct fsck *f);

@@ -460,6 +460,7 @@ int fsck_walk(struct fsck *f)
 
 	pthread_mutex_init(&f->lock, NULL);
 	fsck_size_nodes(f);
+	fsck_pclusters_init(f);
 	if (kiln_wq_start(&f->wq, f->o->workers, worker_init, worker_exit, f))
 		return -1;
 	pthread_mutex_lock(&f->lock);
@@ -479,6 +480,7 @@ int fsck_walk(struct fsck *f)
 	kiln_wq_drain(&f->wq);
 	kiln_wq_stop(&f->wq);
 	fsck_check_links(f);
+	fsck_pclusters_check(f);
 	return 0;
 }
 
@@ -502,5 +504,6 @@ void fsck_free(struct fsck *f)
 	free(f->msgs);
 	free(f->links);
 	free(f->dirs);
+	fsck_pclusters_free(f);
 	pthread_mutex_destroy(&f->lock);
 }

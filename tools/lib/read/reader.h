@@ -57,6 +57,8 @@ struct kiln_fext {
 	uint8_t kind, alg;
 	bool interlaced;		/* PLAIN: rotated by la % blksz */
 	bool partial;			/* ZIP: the first llen bytes of more */
+	bool meta;			/* the inline tail, in the inode's
+					   block: no pcluster of its own */
 };
 
 /* A growable list of extents, reused from file to file. */

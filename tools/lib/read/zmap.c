@@ -378,6 +378,7 @@ static int set_inline_tail(const struct zmap *z, struct kiln_fext *e,
 	}
 	e->pa = pos;
 	e->plen = z->idata_size;
+	e->meta = true;
 	return 0;
 }
 
