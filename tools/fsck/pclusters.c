@@ -12,8 +12,9 @@
  * Each reference is noted under one of SHARDS locks; what a pcluster was
  * read as is kept as a set (a bit per form, the least and most blocks), so
  * the report, made once the walk is done, names the same forms in the same
- * order whatever the workers' timing. Memory: 16 bytes per pcluster, and
- * pclusters start on distinct blocks, so the image's size bounds it.
+ * order whatever the workers' timing. Memory: a 12-byte slot per pcluster,
+ * the tables at most 3/4 full; pclusters start on distinct blocks, so the
+ * image's size bounds it.
  */
 #include <stdio.h>
 #include <stdlib.h>
