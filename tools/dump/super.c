@@ -38,10 +38,6 @@ static const unsigned int alg_kver[] = {
 	[EROFS_ALG_LZ4] = 0, [EROFS_ALG_LZMA] = 516,
 	[EROFS_ALG_DEFLATE] = 606, [EROFS_ALG_ZSTD] = 610,
 };
-static const char *const alg_name[] = {
-	[EROFS_ALG_LZ4] = "lz4", [EROFS_ALG_LZMA] = "lzma",
-	[EROFS_ALG_DEFLATE] = "deflate", [EROFS_ALG_ZSTD] = "zstd",
-};
 
 #define ROW "Filesystem %-35s"
 
@@ -123,7 +119,7 @@ int dump_super(struct dump *dp)
 		printf(ROW, "compr_algs:");
 		for (unsigned int a = 0; a < 4; a++)
 			if (sb->u1 & (1u << a)) {
-				printf("%s%s", sep, alg_name[a]);
+				printf("%s%s", sep, kiln_alg_name(a));
 				sep = ", ";
 			}
 		printf("\n");

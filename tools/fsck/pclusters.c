@@ -77,16 +77,16 @@ void fsck_pclusters_init(struct fsck *f)
 /* Notes a pcluster read through e: compressed or stored, not inline. */
 void fsck_pcluster_seen(struct fsck *f, const struct kiln_fext *e)
 {
-	const struct kiln_image *img = &f->img;
-	uint32_t blk = (uint32_t)(e->pa >> img->blkszbits);
-	uint16_t n = (uint16_t)(e->plen >> img->blkszbits);
+	uint32_t blk = (uint32_t)(e->pa >> f->img.blkszbits);
+	uint16_t n = (uint16_t)(e->plen >> f->img.blkszbits);
 	unsigned int form = e->kind == KILN_EXT_ZIP ? e->alg :
 			    e->interlaced ? FORM_INTERLACED : FORM_PLAIN;
-	struct pcl_shard *s = &f->pcl[blk % SHARDS];
+	struct pcl_shard *s;
 	struct pcl_entry *p;
 
 	if ((e->kind != KILN_EXT_ZIP && e->kind != KILN_EXT_PLAIN) || e->meta)
 		return;
+	s = &f->pcl[blk % SHARDS];
 	pthread_mutex_lock(&s->lock);
 	if (4 * (s->nr + 1) > 3 * s->cap)
 		grow(s);
@@ -104,10 +104,9 @@ void fsck_pcluster_seen(struct fsck *f, const struct kiln_fext *e)
 
 static const char *form_name(unsigned int form)
 {
-	static const char *const names[FORMS] = {
-		"lz4", "lzma", "deflate", "zstd", "stored", "stored interlaced",
-	};
-	return names[form];
+	return form == FORM_PLAIN ? "stored" :
+	       form == FORM_INTERLACED ? "stored interlaced" :
+	       kiln_alg_name(form);
 }
 
 static void report(struct fsck *f, const struct pcl_entry *p)

@@ -148,7 +148,15 @@ static const decoder_fn decoders[4] = {
 	[EROFS_ALG_LZ4] = lz4, [EROFS_ALG_LZMA] = lzma,
 	[EROFS_ALG_DEFLATE] = deflate, [EROFS_ALG_ZSTD] = zstd,
 };
-static const char *const alg_names[4] = { "lz4", "lzma", "deflate", "zstd" };
+static const char *const alg_names[4] = {
+	[EROFS_ALG_LZ4] = "lz4", [EROFS_ALG_LZMA] = "lzma",
+	[EROFS_ALG_DEFLATE] = "deflate", [EROFS_ALG_ZSTD] = "zstd",
+};
+
+const char *kiln_alg_name(unsigned int alg)
+{
+	return alg < 4 ? alg_names[alg] : "unknown";
+}
 
 /* 0PADDING: the stream ends at the pcluster's end; skip the zeros before. */
 static size_t stream_start(const struct kiln_image *img, const uint8_t *in,
