@@ -1,6 +1,6 @@
 #!/bin/sh
 # build-deps.sh ARCH -- build the libraries Kiln links statically (lz4, zstd,
-# xz's liblzma, libdeflate, libsodium, libarchive) as static musl libraries
+# xz's liblzma, libdeflate, libsodium, libarchive, mimalloc) as static musl libraries
 # for ARCH (x86_64 or aarch64) from Debian bookworm's source packages, and put
 # them in out/ARCH/sysroot/{include,lib}.
 #
@@ -47,6 +47,7 @@ xz-utils   5.4.1-1+deb12u1  38f98e356f7e7e89b0920d39c55dd5f3d1a9f2684bff83c8b489
 libdeflate 1.14-1           1f82791c5ac5623ed110e09cc991471deebfe4c419414392d1242e122c6f4c19
 libsodium  1.0.18-1+deb12u1 2c23c57b5a9385dab5a1916014c9b5f2cdd7dadeb8a35b28c1bfb603ce7095c4
 libarchive 3.6.2-1+deb12u4  ab90e3b9c8b525255d4c33775f5db94ae97044d5e7e9507f1034b2c300182b48
+mimalloc   2.0.9+ds-2       fb324e4faaa693d90f5bf0a8e652ea96f41d4c7f6ea432ea819756e8f70ce42d
 '
 
 say() { printf 'build-deps: %s\n' "$*"; }
@@ -191,6 +192,19 @@ build_libarchive() {
 	run make -j"$JOBS" libarchive.la V=1
 	run cp -p libarchive/archive.h libarchive/archive_entry.h "$DEST/include/"
 	run cp -p .libs/libarchive.a "$DEST/lib/"
+}
+
+build_mimalloc() {
+	# The release binaries' malloc. musl's takes one lock for every
+	# malloc and free, and with the workers, the tree scan and the writer
+	# all allocating, that lock was a third of the CPU time that two
+	# workers add over one (lz4 on the linux tree). One object, not a
+	# library: an archive member is linked only for a symbol still
+	# undefined, and malloc must replace musl's in every program whether
+	# or not libc.a is searched first. static.c is upstream's one file of
+	# all sources; MI_MALLOC_OVERRIDE defines malloc, free and the rest.
+	run $MUSLCC -O2 -DNDEBUG -DMI_MALLOC_OVERRIDE -Iinclude \
+		-c src/static.c -o "$DEST/lib/mimalloc.o"
 }
 
 # cached PKG: the cache directory of PKG's build for this ARCH.
