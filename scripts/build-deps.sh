@@ -195,7 +195,7 @@ build_libarchive() {
 }
 
 build_mimalloc() {
-	# The release binaries' malloc. musl's takes one lock for every
+	# The EROFS tools' malloc. musl's takes one lock for every
 	# malloc and free, and with the workers, the tree scan and the writer
 	# all allocating, that lock was a third of the CPU time that two
 	# workers add over one (lz4 on the linux tree). One object, not a
