@@ -1,8 +1,8 @@
 #!/bin/sh
 # build-deps.sh ARCH -- build the libraries Kiln links statically (lz4, zstd,
-# xz's liblzma, libdeflate, libsodium, libarchive, mimalloc) as static musl libraries
-# for ARCH (x86_64 or aarch64) from Debian bookworm's source packages, and put
-# them in out/ARCH/sysroot/{include,lib}.
+# xz's liblzma, libdeflate, libsodium, libarchive; mimalloc as one object)
+# with musl for ARCH (x86_64 or aarch64) from Debian bookworm's source
+# packages, and put them in out/ARCH/sysroot/{include,lib}.
 #
 # Each package is built once per ARCH into $KILN_CACHE/ARCH/PKG-VERSION; later
 # runs only copy from there, so a warm run costs a few file copies. Sources are
@@ -195,14 +195,14 @@ build_libarchive() {
 }
 
 build_mimalloc() {
-	# The EROFS tools' malloc. musl's takes one lock for every
-	# malloc and free, and with the workers, the tree scan and the writer
-	# all allocating, that lock was a third of the CPU time that two
-	# workers add over one (lz4 on the linux tree). One object, not a
-	# library: an archive member is linked only for a symbol still
-	# undefined, and malloc must replace musl's in every program whether
-	# or not libc.a is searched first. static.c is upstream's one file of
-	# all sources; MI_MALLOC_OVERRIDE defines malloc, free and the rest.
+	# The EROFS tools' malloc. musl's takes one lock for every malloc
+	# and free; with the workers, the tree scan and the writer all
+	# allocating, that lock was a third of the CPU time two workers add
+	# over one (lz4, linux tree). One object, not an archive: an archive
+	# member is linked only for a symbol still undefined when it is
+	# searched, an object always, so its malloc wins over libc.a's.
+	# static.c is upstream's one file of all sources; MI_MALLOC_OVERRIDE
+	# makes it define malloc, free and the rest.
 	run $MUSLCC -O2 -DNDEBUG -DMI_MALLOC_OVERRIDE -Iinclude \
 		-c src/static.c -o "$DEST/lib/mimalloc.o"
 }
