@@ -208,7 +208,7 @@ static int read_zip(const struct kiln_image *img, struct kiln_dctx *x,
 	if (n != (long)e->llen) {
 		kiln_diag_set(d, "%s pcluster at offset %llu does not decode "
 			      "to the %llu bytes of its extent at %llu",
-			      alg_names[e->alg], (unsigned long long)e->pa,
+			      kiln_alg_name(e->alg), (unsigned long long)e->pa,
 			      (unsigned long long)e->llen,
 			      (unsigned long long)e->la);
 		return -1;

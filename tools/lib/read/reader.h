@@ -107,14 +107,13 @@ int kiln_zmap(const struct kiln_image *img, const struct kiln_rinode *ri,
 struct kiln_dctx;
 struct kiln_dctx *kiln_dctx_new(const struct kiln_image *img);
 void kiln_dctx_free(struct kiln_dctx *x);
+/* "lz4", "lzma", "deflate" or "zstd": an EROFS_ALG_* by name */
+const char *kiln_alg_name(unsigned int alg);
 /*
  * Produces the extent's llen bytes in out (which must hold llen), reading
  * its stored bytes through x's buffer: -1 if they do not decode to exactly
  * that length.
  */
-/* "lz4", "lzma", "deflate" or "zstd": an EROFS_ALG_* by name */
-const char *kiln_alg_name(unsigned int alg);
-
 int kiln_fext_read(const struct kiln_image *img, struct kiln_dctx *x,
 		   const struct kiln_fext *e, uint8_t *out,
 		   struct kiln_diag *d);
