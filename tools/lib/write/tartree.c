@@ -3,10 +3,12 @@
  * --tar: the tree from a tar stream (a file, or stdin) instead of a
  * directory, without unpacking it. libarchive reads ustar, pax (long
  * names, xattrs, ACLs, sparse files) and GNU tar (long names, sparse
- * files); each entry becomes an inode of the tree tarpath.c keeps. Each
- * file's data is copied once, to the spool: an unlinked file in $TMPDIR
- * that the workers then read as they would a source file, holes left as
- * holes; with --tar=i, where it lies in the tar (tarindex.c) instead.
+ * files), fed by tarfeed.c, which also checks the pax global headers
+ * libarchive drops; each entry becomes an inode of the tree tarpath.c
+ * keeps. Each file's data is copied once, to the spool: an unlinked file
+ * in $TMPDIR that the workers then read as they would a source file,
+ * holes left as holes; with --tar=i, where it lies in the tar
+ * (tarindex.c) instead.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -21,6 +23,7 @@
 #include "format/ondisk.h"
 #include "source.h"
 #include "taracl.h"
+#include "tarfeed.h"
 #include "tarindex.h"
 #include "tarscan.h"
 #include "tree.h"
@@ -277,8 +280,9 @@ out:
 	return ret;
 }
 
-static int read_tar(struct tarscan *ts, struct archive *a)
+static int read_tar(struct tarscan *ts, struct tarfeed *f)
 {
+	struct archive *a = f->tar;
 	struct archive_entry *e;
 	int r;
 
@@ -291,7 +295,7 @@ static int read_tar(struct tarscan *ts, struct archive *a)
 	 * are still there, as names are bytes to EROFS. libarchive gives no
 	 * code for it, only its words.
 	 */
-	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK ||
+	while ((r = tarfeed_next(f, &e)) == ARCHIVE_OK ||
 	       (r == ARCHIVE_WARN && archive_error_string(a) &&
 		strstr(archive_error_string(a), "can't be converted"))) {
 		if (add_entry(ts, a, e))
@@ -308,12 +312,11 @@ static int read_tar(struct tarscan *ts, struct archive *a)
  * bytes (stdin only if it is a file), and never compressed: the kernel
  * reads file data from it as it is.
  */
-static int index_open(struct tarscan *ts, struct archive *a, bool in_stdin)
+static int index_open(struct tarscan *ts, struct tarfeed *f, bool in_stdin)
 {
 	struct stat st;
 
-	if (archive_filter_count(a) != 1 ||
-	    archive_filter_code(a, 0) != ARCHIVE_FILTER_NONE)
+	if (tarfeed_filtered(f))
 		return tar_err(ts, NULL, "--tar=i needs an uncompressed tar "
 			       "(the image points into it)");
 	ts->tar_fd = in_stdin ? dup(0) : open(ts->name, O_RDONLY | O_CLOEXEC);
@@ -361,34 +364,28 @@ int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
 	bool in_stdin = !o->source || !strcmp(o->source, "-");
 	struct tarscan ts = { .o = o, .tree = tree, .tar_fd = -1,
 			      .name = in_stdin ? "stdin" : o->source };
-	struct archive *a = archive_read_new();
+	struct tarfeed f;
 	int ret = -1;
 
 	memset(tree, 0, sizeof(*tree));
 	ts.cap = 1024;			/* a power of two, never empty */
 	ts.nodes = xcalloc(ts.cap, sizeof(*ts.nodes));
-	if (!a || (!o->tar_index && open_spool(tree)))
+	if (!o->tar_index && open_spool(tree))
 		goto out;
-	archive_read_support_format_tar(a);
-	archive_read_support_format_empty(a);
-	archive_read_support_filter_all(a);
-	/* names as the bytes they are: no locale conversion (or warning) */
-	archive_read_set_options(a, "hdrcharset=BINARY");
-	if ((in_stdin ? archive_read_open_fd(a, 0, 1 << 16) :
-	     archive_read_open_filename(a, o->source, 1 << 16)) != ARCHIVE_OK)
-		tar_err(&ts, NULL, archive_error_string(a));
-	else if ((!o->tar_index || !index_open(&ts, a, in_stdin)) &&
-		 !read_tar(&ts, a))
+	if (tarfeed_open(&f, in_stdin ? NULL : o->source))
+		tar_err(&ts, NULL, f.tar ? archive_error_string(f.tar) :
+			strerror(errno));
+	else if ((!o->tar_index || !index_open(&ts, &f, in_stdin)) &&
+		 !read_tar(&ts, &f))
 		ret = 0;
-	if (o->tar_index)
-		index_close(&ts, a);
+	if (o->tar_index && f.tar)
+		index_close(&ts, f.tar);
 	tar_finish(&ts);
 	if (!ret)
 		ret = close_spool(&ts);
+	tarfeed_close(&f);
 out:
 	free(ts.nodes);
 	free(ts.dirs);
-	if (a)
-		archive_read_free(a);
 	return ret;
 }
