@@ -40,35 +40,52 @@ static bool harmless(const char *key, size_t len)
 	return false;
 }
 
+/* The key for a message: at most 64 bytes, control bytes as '?'. */
+static void key_text(char *out, const uint8_t *key, size_t len)
+{
+	if (len > 64)
+		len = 64;
+	for (size_t i = 0; i < len; i++)
+		out[i] = key[i] < 0x20 || key[i] == 0x7f ? '?' : (char)key[i];
+	out[len] = 0;
+}
+
 /*
- * Checks a global header's records ("LEN key=value\n" each). An empty
- * value takes a default away, which changes nothing here. Returns 0, or
- * -1 with the reason in msg.
+ * Checks a global header's records ("LEN key=value\n" each; NULs after
+ * the last are padding). Any key not harmless is refused, even with an
+ * empty value: GNU tar then applies the empty value, or fails. Returns
+ * 0, or -1 with the reason in msg.
  */
 static int check_records(const uint8_t *p, size_t n, char *msg, size_t cap)
 {
-	while (n) {
-		size_t len = 0, i = 0, klen;
-		const uint8_t *key, *eq;
+	char key[65];
 
-		while (i < n && i < 20 && p[i] >= '0' && p[i] <= '9')
+	while (n && *p) {
+		size_t len = 0, i = 0, klen;
+		const uint8_t *k, *eq;
+
+		while (i < n && len <= n && p[i] >= '0' && p[i] <= '9')
 			len = len * 10 + (size_t)(p[i++] - '0');
 		if (!i || i >= n || p[i] != ' ' || len <= i + 1 || len > n ||
 		    p[len - 1] != '\n')
 			break;
-		key = p + i + 1;
-		eq = memchr(key, '=', (size_t)(p + len - 1 - key));
+		k = p + i + 1;
+		eq = memchr(k, '=', (size_t)(p + len - 1 - k));
 		if (!eq)
 			break;
-		klen = (size_t)(eq - key);
-		if (eq + 1 < p + len - 1 && !harmless((const char *)key, klen)) {
-			snprintf(msg, cap, "a pax global header sets \"%.*s\" for "
-				 "every entry after it: not supported",
-				 klen > 64 ? 64 : (int)klen, (const char *)key);
+		klen = (size_t)(eq - k);
+		if (!harmless((const char *)k, klen)) {
+			key_text(key, k, klen);
+			snprintf(msg, cap, "a pax global header sets \"%s\" for "
+				 "every entry after it: not supported", key);
 			return -1;
 		}
 		p += len;
 		n -= len;
+	}
+	while (n && !*p) {
+		p++;
+		n--;
 	}
 	if (!n)
 		return 0;
@@ -76,22 +93,31 @@ static int check_records(const uint8_t *p, size_t n, char *msg, size_t cap)
 	return -1;
 }
 
-/* A header's size field: octal, or base-256 (GNU); -1 if it is neither. */
+/*
+ * A header's size field as libarchive reads it (tar_atol): base-256 if
+ * the high bit is set, else octal after any blanks, up to the first
+ * character that is not a digit. -1 if negative or over 2^62.
+ */
 static int64_t header_size(const uint8_t *h)
 {
 	const uint8_t *f = h + 124;
 	uint64_t v = 0;
+	int i = 0;
 
 	if (f[0] & 0x80) {
-		for (int i = 1; i < 12; i++) {
-			if (v >> 55)
+		if (f[0] & 0x40)
+			return -1;
+		for (i = 1; i < 12; i++) {
+			if (v >> 54 || (i == 1 && f[0] & 0x3f))
 				return -1;
 			v = v << 8 | f[i];
 		}
-		return (f[0] & 0x7f) ? -1 : (int64_t)v;
+		return v >> 62 ? -1 : (int64_t)v;
 	}
-	for (int i = 0; i < 12 && f[i] != ' ' && f[i]; i++) {
-		if (f[i] < '0' || f[i] > '7' || v >> 60)
+	while (i < 12 && (f[i] == ' ' || f[i] == '\t'))
+		i++;
+	for (; i < 12 && f[i] >= '0' && f[i] <= '7'; i++) {
+		if (v >> 58)
 			return -1;
 		v = v << 3 | (uint64_t)(f[i] - '0');
 	}
@@ -125,8 +151,9 @@ static int check_headers(struct tarfeed *f, uint64_t pos, uint64_t end)
 			return 0;	/* the entry's own header */
 		/* a GNU volume label's size is not a body: libarchive skips it */
 		size = h[156] == 'V' ? 0 : header_size(h);
+		/* libarchive read it, so it lies within what it took */
 		if (size < 0 || (uint64_t)size > end - pos - TAR_BLOCK)
-			return 0;	/* libarchive took it otherwise */
+			goto lost;
 		if (h[156] == 'g') {
 			body = at(f, pos + TAR_BLOCK, (size_t)size);
 			if (!body)
@@ -139,8 +166,9 @@ static int check_headers(struct tarfeed *f, uint64_t pos, uint64_t end)
 	}
 	return 0;
 lost:
-	snprintf(msg, sizeof(msg), "headers over %u MiB: cannot check them",
-		 HEADER_KEEP >> 20);
+	snprintf(msg, sizeof(msg), "cannot check its pax global headers "
+		 "(headers or sparse map over %u MiB, or not read as "
+		 "libarchive read them)", HEADER_KEEP >> 20);
 fail:
 	archive_set_error(f->tar, EINVAL, "%s", msg);
 	return -1;
@@ -179,7 +207,8 @@ static la_ssize_t feed_read(struct archive *a, void *p, const void **out)
 	if (f->raw_eof)
 		return 0;
 	if (f->win_cap - f->win_len < FEED_READ) {
-		size_t cap = f->win_len + FEED_READ;
+		size_t cap = 2 * f->win_cap > f->win_len + FEED_READ ?
+			     2 * f->win_cap : f->win_len + FEED_READ;
 		uint8_t *w = realloc(f->win, cap);
 
 		if (!w) {
@@ -193,7 +222,8 @@ static la_ssize_t feed_read(struct archive *a, void *p, const void **out)
 		n = pread(f->fd, f->win + f->win_len, FEED_READ,
 			  f->base + (off_t)(f->win_start + f->win_len));
 		if (n < 0) {
-			archive_set_error(a, errno, "%s", strerror(errno));
+			archive_set_error(a, errno, "read error: %s",
+					  strerror(errno));
 			return -1;
 		}
 	} else if ((n = archive_read_data(f->raw, f->win + f->win_len,
@@ -239,7 +269,8 @@ static la_int64_t feed_skip(struct archive *a, void *p, la_int64_t request)
 static void open_direct(struct tarfeed *f, const char *source)
 {
 	struct stat st;
-	int fd = source ? open(source, O_RDONLY | O_CLOEXEC) : 0;
+	/* O_NONBLOCK: a FIFO's open must not wait for a writer again */
+	int fd = source ? open(source, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : 0;
 
 	if (fd < 0)
 		return;
@@ -267,6 +298,7 @@ int tarfeed_open(struct tarfeed *f, const char *source)
 	f->raw = archive_read_new();
 	f->tar = archive_read_new();
 	if (!f->raw || !f->tar) {
+		tarfeed_close(f);
 		errno = ENOMEM;
 		return -1;
 	}

@@ -372,10 +372,11 @@ int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
 	ts.nodes = xcalloc(ts.cap, sizeof(*ts.nodes));
 	if (!o->tar_index && open_spool(tree))
 		goto out;
-	if (tarfeed_open(&f, in_stdin ? NULL : o->source))
-		tar_err(&ts, NULL, f.tar ? archive_error_string(f.tar) :
-			strerror(errno));
-	else if ((!o->tar_index || !index_open(&ts, &f, in_stdin)) &&
+	if (tarfeed_open(&f, in_stdin ? NULL : o->source)) {
+		const char *why = f.tar ? archive_error_string(f.tar) : NULL;
+
+		tar_err(&ts, NULL, why ? why : strerror(errno));
+	} else if ((!o->tar_index || !index_open(&ts, &f, in_stdin)) &&
 		 !read_tar(&ts, &f))
 		ret = 0;
 	if (o->tar_index && f.tar)
