@@ -50,7 +50,7 @@ static int sparse_runs(struct tarscan *ts, struct archive_entry *e,
  * the first bytes it reads must be the tar's bytes there.
  */
 static int check_data(struct tarscan *ts, struct archive *a,
-		      const struct kiln_inode *in)
+		      const struct kiln_inode *in, uint64_t *got)
 {
 	const struct kiln_devmap *m = in->devmap;
 	uint8_t buf[CHECK_LEN];
@@ -63,6 +63,7 @@ static int check_data(struct tarscan *ts, struct archive *a,
 	if (ts->tar_fd < 0 || !m->nr ||
 	    archive_read_data_block(a, &p, &len, &off) != ARCHIVE_OK || !len)
 		return 0;
+	*got = len;
 	while (k < m->nr && (uint64_t)off >= m->run[k].off + m->run[k].len)
 		k++;
 	if (k == m->nr || (uint64_t)off < m->run[k].off)
@@ -78,11 +79,37 @@ static int check_data(struct tarscan *ts, struct archive *a,
 	return 0;
 }
 
+/*
+ * A sparse entry's data is read through (after the bytes check_data took,
+ * got): its map must name no more than the tar holds, or the index would
+ * point the missing runs at the next entry's bytes. Sparse files are few;
+ * others are skipped, as --tar=i is meant to.
+ */
+static int check_sparse_len(struct tarscan *ts, struct archive *a,
+			    struct archive_entry *e,
+			    const struct kiln_inode *in, uint64_t got)
+{
+	const void *p;
+	size_t len;
+	la_int64_t off;
+	int r;
+
+	while ((r = archive_read_data_block(a, &p, &len, &off)) == ARCHIVE_OK)
+		got += len;
+	if (r != ARCHIVE_EOF)
+		return tar_err(ts, in->srcpath, archive_error_string(a));
+	if (got != tar_data_len(e, in->size))
+		return tar_err(ts, in->srcpath, "its sparse map names more "
+			       "data than the tar holds");
+	return 0;
+}
+
 int kiln_tarindex_entry(struct tarscan *ts, struct archive *a,
 			struct archive_entry *e, struct kiln_inode *in)
 {
 	la_int64_t pos = archive_filter_bytes(a, 0);
 	int count = archive_entry_sparse_reset(e);
+	uint64_t got = 0;
 
 	if (pos < 0 || pos % TAR_RECORD)
 		return tar_err(ts, in->srcpath, "data not on a 512-byte "
@@ -96,5 +123,6 @@ int kiln_tarindex_entry(struct tarscan *ts, struct archive *a,
 			.len = in->size, .devoff = (uint64_t)pos };
 		in->devmap->nr = 1;
 	}
-	return check_data(ts, a, in);
+	return check_data(ts, a, in, &got) ||
+	       (count > 0 && check_sparse_len(ts, a, e, in, got)) ? -1 : 0;
 }

@@ -100,6 +100,18 @@ int tar_err(const struct tarscan *ts, const char *path,
 	return -1;
 }
 
+uint64_t tar_data_len(struct archive_entry *e, uint64_t size)
+{
+	la_int64_t off, len;
+	uint64_t sum = 0;
+
+	if (archive_entry_sparse_reset(e) <= 0)
+		return size;
+	while (archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK)
+		sum += len > 0 ? (uint64_t)len : 0;
+	return sum;
+}
+
 /* "./a//b/" -> "a/b", "" for the root; NULL if it climbs out with "..". */
 char *tar_normalize(const char *p)
 {

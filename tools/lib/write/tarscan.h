@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <archive.h>
+#include <archive_entry.h>
 #include "inode.h"
 #include "kiln.h"
 
@@ -65,6 +67,12 @@ struct tar_node *tar_node_find(struct tarscan *ts,
 const struct kiln_dentry *tar_node_dentry(const struct tar_node *n);
 /* An explicit entry for an existing directory: it takes the metadata. */
 void tar_dir_update(struct kiln_inode *dir, struct kiln_inode *in);
+/*
+ * The bytes of data the entry's tar body must hand over: its sparse map's
+ * runs, or its size. libarchive reads a map that names more than the body
+ * holds as holes, with no error; so the count is checked against it.
+ */
+uint64_t tar_data_len(struct archive_entry *e, uint64_t size);
 /* ".", "..", order and overlayfs marks; replaced inodes dropped. */
 void tar_finish(struct tarscan *ts);
 

@@ -53,9 +53,10 @@ static int read_xattrs(struct tarscan *ts, struct archive_entry *e,
 
 /* Copies a regular file's data to the spool; holes stay unwritten. */
 static int spool_data(struct tarscan *ts, struct archive *a,
-		      struct kiln_inode *in)
+		      struct archive_entry *e, struct kiln_inode *in)
 {
 	struct kiln_spool *sp = ts->tree->spool;
+	uint64_t got = 0, want = tar_data_len(e, in->size);
 	const void *buf;
 	size_t len;
 	la_int64_t off;
@@ -71,9 +72,13 @@ static int spool_data(struct tarscan *ts, struct archive *a,
 		if (len && pwrite_all(sp->fd, buf, len, in->spool_off +
 				      (uint64_t)off))
 			return tar_err(ts, in->srcpath, strerror(errno));
+		got += len;
 	}
 	if (r != ARCHIVE_EOF)
 		return tar_err(ts, in->srcpath, archive_error_string(a));
+	if (got != want)
+		return tar_err(ts, in->srcpath, "its sparse map names more "
+			       "data than the tar holds");
 	sp->end = round_up(in->spool_off + in->size, 4096);
 	return 0;
 }
@@ -274,7 +279,7 @@ static int add_entry(struct tarscan *ts, struct archive *a,
 	ret = tar_place(ts, dir, cbase, strlen(cbase), in, path);
 	if (!ret && S_ISREG(in->mode) && in->size)
 		ret = ts->o->tar_index ? kiln_tarindex_entry(ts, a, e, in) :
-		      spool_data(ts, a, in);
+		      spool_data(ts, a, e, in);
 out:
 	free(path);
 	return ret;
