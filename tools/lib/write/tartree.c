@@ -77,8 +77,8 @@ static int spool_data(struct tarscan *ts, struct archive *a,
 	if (r != ARCHIVE_EOF)
 		return tar_err(ts, in->srcpath, archive_error_string(a));
 	if (got != want)
-		return tar_err(ts, in->srcpath, "its sparse map names more "
-			       "data than the tar holds");
+		return tar_err(ts, in->srcpath, "the tar holds less data "
+			       "than its size or sparse map names");
 	sp->end = round_up(in->spool_off + in->size, 4096);
 	return 0;
 }
