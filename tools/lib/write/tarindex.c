@@ -98,10 +98,7 @@ static int check_sparse_len(struct tarscan *ts, struct archive *a,
 		got += len;
 	if (r != ARCHIVE_EOF)
 		return tar_err(ts, in->srcpath, archive_error_string(a));
-	if (got != tar_data_len(e, in->size))
-		return tar_err(ts, in->srcpath, "its sparse map names more "
-			       "data than the tar holds");
-	return 0;
+	return tar_check_data_len(ts, e, in, got);
 }
 
 int kiln_tarindex_entry(struct tarscan *ts, struct archive *a,

@@ -100,16 +100,20 @@ int tar_err(const struct tarscan *ts, const char *path,
 	return -1;
 }
 
-uint64_t tar_data_len(struct archive_entry *e, uint64_t size)
+int tar_check_data_len(const struct tarscan *ts, struct archive_entry *e,
+		       const struct kiln_inode *in, uint64_t got)
 {
 	la_int64_t off, len;
-	uint64_t sum = 0;
+	uint64_t want = 0;
 
 	if (archive_entry_sparse_reset(e) <= 0)
-		return size;
+		want = in->size;
 	while (archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK)
-		sum += len > 0 ? (uint64_t)len : 0;
-	return sum;
+		want += len > 0 ? (uint64_t)len : 0;
+	if (got == want)
+		return 0;
+	return tar_err(ts, in->srcpath, "the tar holds less data than its "
+		       "size or sparse map names");
 }
 
 /* "./a//b/" -> "a/b", "" for the root; NULL if it climbs out with "..". */

@@ -68,11 +68,13 @@ const struct kiln_dentry *tar_node_dentry(const struct tar_node *n);
 /* An explicit entry for an existing directory: it takes the metadata. */
 void tar_dir_update(struct kiln_inode *dir, struct kiln_inode *in);
 /*
- * The bytes of data the entry's tar body must hand over: its sparse map's
- * runs, or its size. libarchive reads a map that names more than the body
- * holds as holes, with no error; so the count is checked against it.
+ * Whether got, the bytes of data libarchive handed over, is what the
+ * entry's sparse map's runs (or else its size) come to: libarchive reads
+ * a map naming more than the body holds as holes, with no error. One line
+ * and -1 if not.
  */
-uint64_t tar_data_len(struct archive_entry *e, uint64_t size);
+int tar_check_data_len(const struct tarscan *ts, struct archive_entry *e,
+		       const struct kiln_inode *in, uint64_t got);
 /* ".", "..", order and overlayfs marks; replaced inodes dropped. */
 void tar_finish(struct tarscan *ts);
 

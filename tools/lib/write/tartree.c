@@ -56,7 +56,7 @@ static int spool_data(struct tarscan *ts, struct archive *a,
 		      struct archive_entry *e, struct kiln_inode *in)
 {
 	struct kiln_spool *sp = ts->tree->spool;
-	uint64_t got = 0, want = tar_data_len(e, in->size);
+	uint64_t got = 0;
 	const void *buf;
 	size_t len;
 	la_int64_t off;
@@ -76,9 +76,8 @@ static int spool_data(struct tarscan *ts, struct archive *a,
 	}
 	if (r != ARCHIVE_EOF)
 		return tar_err(ts, in->srcpath, archive_error_string(a));
-	if (got != want)
-		return tar_err(ts, in->srcpath, "the tar holds less data "
-			       "than its size or sparse map names");
+	if (tar_check_data_len(ts, e, in, got))
+		return -1;
 	sp->end = round_up(in->spool_off + in->size, 4096);
 	return 0;
 }
@@ -313,22 +312,16 @@ static int read_tar(struct tarscan *ts, struct tarfeed *f)
 }
 
 /*
- * --tar=i: the tar, opened again to check what is indexed against its
- * bytes (stdin only if it is a file), and never compressed: the kernel
- * reads file data from it as it is.
+ * --tar=i: the tar must not be compressed (the kernel reads file data
+ * from it as it is). When it is a file, the feed reads it directly, and
+ * its descriptor serves to check what is indexed against its bytes.
  */
-static int index_open(struct tarscan *ts, struct tarfeed *f, bool in_stdin)
+static int index_open(struct tarscan *ts, struct tarfeed *f)
 {
-	struct stat st;
-
 	if (tarfeed_filtered(f))
 		return tar_err(ts, NULL, "--tar=i needs an uncompressed tar "
 			       "(the image points into it)");
-	ts->tar_fd = in_stdin ? dup(0) : open(ts->name, O_RDONLY | O_CLOEXEC);
-	if (ts->tar_fd >= 0 && (fstat(ts->tar_fd, &st) || !S_ISREG(st.st_mode))) {
-		close(ts->tar_fd);
-		ts->tar_fd = -1;
-	}
+	ts->tar_fd = f->fd >= 0 ? fcntl(f->fd, F_DUPFD_CLOEXEC, 0) : -1;
 	return 0;
 }
 
@@ -381,7 +374,7 @@ int kiln_tar_scan(const struct kiln_mkfs_opts *o, struct kiln_tree *tree)
 		const char *why = f.tar ? archive_error_string(f.tar) : NULL;
 
 		tar_err(&ts, NULL, why ? why : strerror(errno));
-	} else if ((!o->tar_index || !index_open(&ts, &f, in_stdin)) &&
+	} else if ((!o->tar_index || !index_open(&ts, &f)) &&
 		 !read_tar(&ts, &f))
 		ret = 0;
 	if (o->tar_index && f.tar)
